@@ -1,0 +1,27 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace birkhoff::io {
+
+/// An 8-bit RGB image, row-major, 3 bytes a pixel.
+struct RgbImage {
+  std::int64_t width = 0;
+  std::int64_t height = 0;
+  std::vector<std::uint8_t> pixels;  // size width * height * 3
+};
+
+/// Reads a PNG file (any colour type and bit depth, converted to 8-bit RGB; alpha dropped).
+/// Throws InvalidInput naming `path` when the file cannot be read or is not a PNG.
+RgbImage read_png(const std::string& path);
+
+/// Writes an 8-bit RGB PNG. Throws InvalidInput naming `path` on failure.
+void write_png(const std::string& path, const RgbImage& image);
+
+/// Box-filter (area-average) downscale by an integer-free factor to the given size; for
+/// shrinking only (new size <= old size in both directions).
+RgbImage resize_area(const RgbImage& image, std::int64_t width, std::int64_t height);
+
+}  // namespace birkhoff::io

@@ -1,0 +1,62 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace birkhoff::kernels {
+
+/// Arguments of the streaming row log-sum-exp kernel (FlashSinkhorn's core reduction).
+///
+/// For every row i < n it computes, in base 2, the online LogSumExp of the logits
+///     z_ij = scale * <x_i, y_j> + bias_j,   j < m,
+/// returning row_max[i] = M_i = max_j z_ij and row_sum[i] = S_i = sum_j 2^(z_ij - M_i), so that
+/// log2 sum_j 2^z_ij = M_i + log2 S_i. With `values` (m, dv) it also returns
+///     row_values[i, :] = sum_j 2^(z_ij - M_i) * values[j, :].
+/// The n x m matrix of logits is never stored: columns are streamed in tiles (source:
+/// FlashSinkhorn, arXiv 2602.03067, and the online softmax of FlashAttention).
+///
+/// Layout: x (n, d) and y (m, d) row-major with row strides x_stride, y_stride (elements);
+/// values (m, dv) row-major with stride dv; outputs row_max, row_sum (n), row_values (n, dv).
+/// A bias of -inf masks a column (zero weight); a row whose every bias is -inf gets
+/// M_i = -inf, S_i = 0. Rows are split across `num_threads` OpenMP threads (0 = default) by
+/// fixed blocks, so the results do not depend on the thread count.
+template <class T>
+struct LseArgs {
+  const T* x = nullptr;
+  std::int64_t n = 0;
+  std::int64_t x_stride = 0;
+  const T* y = nullptr;
+  std::int64_t m = 0;
+  std::int64_t y_stride = 0;
+  std::int64_t d = 0;
+  const T* bias = nullptr;
+  T scale = 1;
+  const T* values = nullptr;
+  std::int64_t dv = 0;
+  T* row_max = nullptr;
+  T* row_sum = nullptr;
+  T* row_values = nullptr;
+  int num_threads = 0;
+};
+
+/// Runs the kernel on the best SIMD target of this CPU (Highway dynamic dispatch).
+void row_lse(const LseArgs<float>& args);
+void row_lse(const LseArgs<double>& args);
+
+/// Scalar twin of row_lse, accumulating in double; for tests only.
+void row_lse_reference(const LseArgs<float>& args);
+void row_lse_reference(const LseArgs<double>& args);
+
+/// 2^x for x <= 0 on the dispatched SIMD target, elementwise (for tests of the polynomial).
+void exp2_nonpositive(const float* x, float* out, std::int64_t count);
+void exp2_nonpositive(const double* x, double* out, std::int64_t count);
+
+/// The Highway targets compiled into this build that this CPU supports, best first.
+std::vector<std::int64_t> available_targets();
+/// Restricts dynamic dispatch to one target (from available_targets); 0 restores the default.
+void restrict_target(std::int64_t target);
+/// Highway's name of a target ("AVX2", "SSE4", "EMU128", ...).
+std::string target_name(std::int64_t target);
+
+}  // namespace birkhoff::kernels

@@ -1,0 +1,68 @@
+// Dispatch unit of the row log-sum-exp kernel: compiled once per Highway target.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "birkhoff/core/error.hpp"
+#include "birkhoff/kernels/lse.hpp"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/lse.cpp"
+#include <hwy/foreach_target.h>  // must come before highway.h
+#include <hwy/highway.h>
+
+#include "kernels/lse-inl.hpp"
+
+#if HWY_ONCE
+#include <hwy/targets.h>
+
+namespace birkhoff::kernels {
+
+HWY_EXPORT(RowLseF32);
+HWY_EXPORT(RowLseF64);
+HWY_EXPORT(Exp2F32);
+HWY_EXPORT(Exp2F64);
+
+namespace {
+template <class T>
+void check(const LseArgs<T>& a) {
+  require(a.n >= 0 && a.m >= 0 && a.d >= 0, "lse", "negative size");
+  require(a.n == 0 || (a.x && a.x_stride >= a.d), "lse.x", "missing or bad stride");
+  require(a.m == 0 || (a.y && a.y_stride >= a.d && a.bias), "lse.y", "missing or bad stride");
+  require(a.n == 0 || (a.row_max && a.row_sum), "lse.row_max", "missing output");
+  require(a.dv == 0 || (a.values && a.row_values), "lse.values", "missing values or output");
+}
+}  // namespace
+
+void row_lse(const LseArgs<float>& args) {
+  check(args);
+  HWY_DYNAMIC_DISPATCH(RowLseF32)(args);
+}
+void row_lse(const LseArgs<double>& args) {
+  check(args);
+  HWY_DYNAMIC_DISPATCH(RowLseF64)(args);
+}
+void exp2_nonpositive(const float* x, float* out, std::int64_t count) {
+  HWY_DYNAMIC_DISPATCH(Exp2F32)(x, out, count);
+}
+void exp2_nonpositive(const double* x, double* out, std::int64_t count) {
+  HWY_DYNAMIC_DISPATCH(Exp2F64)(x, out, count);
+}
+
+std::vector<std::int64_t> available_targets() {
+  std::vector<std::int64_t> out;
+  for (std::int64_t t : hwy::SupportedAndGeneratedTargets()) out.push_back(t);
+  return out;
+}
+
+void restrict_target(std::int64_t target) {
+  hwy::SetSupportedTargetsForTest(static_cast<uint32_t>(target));
+}
+
+std::string target_name(std::int64_t target) {
+  return hwy::TargetName(static_cast<uint32_t>(target));
+}
+
+}  // namespace birkhoff::kernels
+#endif  // HWY_ONCE
