@@ -34,8 +34,9 @@ io::RgbImage shrink_to(const io::RgbImage& img, std::int64_t short_side) {
   const std::int64_t s = std::min(img.width, img.height);
   if (short_side <= 0 || short_side >= s) return img;
   const double f = static_cast<double>(short_side) / static_cast<double>(s);
-  return io::resize_area(img, std::max<std::int64_t>(1, std::lround(static_cast<double>(img.width) * f)),
-                         std::max<std::int64_t>(1, std::lround(static_cast<double>(img.height) * f)));
+  return io::resize_area(
+      img, std::max<std::int64_t>(1, std::lround(static_cast<double>(img.width) * f)),
+      std::max<std::int64_t>(1, std::lround(static_cast<double>(img.height) * f)));
 }
 
 std::vector<float> to_points(const io::RgbImage& img) {
@@ -80,9 +81,13 @@ void add_color_transfer_command(CLI::App& app) {
       "points in [0, 1]^3). Without arguments: astronaut.png -> coffee.png from scikit-image.");
   cmd->add_option("SOURCE", args->source, "source PNG (default: scikit-image's astronaut.png)");
   cmd->add_option("TARGET", args->target, "target PNG (default: scikit-image's coffee.png)");
-  cmd->add_option("--output", args->output, "picture: source | target | recoloured source")->capture_default_str();
-  cmd->add_option("--size", args->size, "shrink each photo so its shorter side has this many pixels (0 = full size)")->capture_default_str();
-  cmd->add_option("--blur", args->blur, "blur in RGB units; epsilon = blur^2")->capture_default_str();
+  cmd->add_option("--output", args->output, "picture: source | target | recoloured source")
+      ->capture_default_str();
+  cmd->add_option("--size", args->size,
+                  "shrink each photo so its shorter side has this many pixels (0 = full size)")
+      ->capture_default_str();
+  cmd->add_option("--blur", args->blur, "blur in RGB units; epsilon = blur^2")
+      ->capture_default_str();
   cmd->add_option("--scaling", args->scaling, "epsilon-scaling ratio")->capture_default_str();
   cmd->add_option("--threads", args->threads, "OpenMP threads (0 = all cores)");
   cmd->add_flag("--json", args->json, "print one JSON object with the results");
@@ -105,20 +110,29 @@ void add_color_transfer_command(CLI::App& app) {
     ProgressBar bar(args->quiet || args->json);
     o.progress = bar.callback();
     const auto result = transport::sinkhorn(problem, o);
-    const auto map = transport::TransportPlan<float>(problem, result, args->threads).barycentric_map();
+    const auto map =
+        transport::TransportPlan<float>(problem, result, args->threads).barycentric_map();
     io::RgbImage recoloured = src;
     for (std::size_t i = 0; i < map.size(); ++i)
-      recoloured.pixels[i] = static_cast<std::uint8_t>(std::clamp(std::lround(map[i] * 255.0f), 0L, 255L));
+      recoloured.pixels[i] =
+          static_cast<std::uint8_t>(std::clamp(std::lround(map[i] * 255.0f), 0L, 255L));
     io::write_png(args->output, side_by_side({&src, &dst, &recoloured}));
     const double seconds = seconds_since(start);
     const double n = static_cast<double>(problem.x.rows), m = static_cast<double>(problem.y.rows);
     const double dense_gb = n * m * 8 / 1e9;  // one float64 n x m matrix, as POT would hold
     if (args->json) {
-      print_json({{"source", src_path}, {"target", dst_path}, {"output", args->output},
-                  {"n", problem.x.rows}, {"m", problem.y.rows}, {"loss", result.loss},
-                  {"transport_cost", result.transport_cost}, {"epsilon", result.epsilon},
-                  {"iterations", result.iterations}, {"marginal_error", result.marginal_error},
-                  {"seconds", seconds}, {"peak_rss_mb", peak_rss_mb()},
+      print_json({{"source", src_path},
+                  {"target", dst_path},
+                  {"output", args->output},
+                  {"n", problem.x.rows},
+                  {"m", problem.y.rows},
+                  {"loss", result.loss},
+                  {"transport_cost", result.transport_cost},
+                  {"epsilon", result.epsilon},
+                  {"iterations", result.iterations},
+                  {"marginal_error", result.marginal_error},
+                  {"seconds", seconds},
+                  {"peak_rss_mb", peak_rss_mb()},
                   {"dense_cost_matrix_gb", dense_gb}});
     } else {
       std::printf(

@@ -22,7 +22,8 @@ Matrix load_matrix(const std::string& path, const std::string& what) {
                       "; expected float32 or float64");
   if (m.array.shape.size() == 1) m.array.shape.push_back(1);
   require(m.array.shape.size() == 2, what,
-          path + " must hold a 2-D (n, d) array, got " + std::to_string(m.array.shape.size()) + " dimensions");
+          path + " must hold a 2-D (n, d) array, got " + std::to_string(m.array.shape.size()) +
+              " dimensions");
   m.rows = m.array.shape[0];
   m.cols = m.array.shape[1];
   return m;
@@ -68,7 +69,8 @@ ProgressCallback ProgressBar::callback() {
       return true;
     last_ = now;
     drawn_ = true;
-    const double frac = info.total > 0 ? static_cast<double>(info.done) / static_cast<double>(info.total) : 0.0;
+    const double frac =
+        info.total > 0 ? static_cast<double>(info.done) / static_cast<double>(info.total) : 0.0;
     const int width = 30;
     const int filled = static_cast<int>(frac * width);
     std::fprintf(stderr, "\r%.*s [%s%s] %lld/%lld  %.1fs", static_cast<int>(info.stage.size()),

@@ -48,7 +48,8 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym) {
   o.check_every = args.check_every;
   o.num_threads = args.threads;
   o.last_extrapolation = !args.no_extrapolation;
-  o.update = args.schedule == "alternating" ? transport::Update::Alternating : transport::Update::Symmetric;
+  o.update = args.schedule == "alternating" ? transport::Update::Alternating
+                                            : transport::Update::Symmetric;
   ProgressBar bar(args.quiet || args.json);
   o.progress = bar.callback();
 
@@ -99,25 +100,35 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym) {
                 {"seconds", seconds},
                 {"peak_rss_mb", peak_rss_mb()}});
   } else {
-    std::printf("%s %.9g  transport cost %.9g  epsilon %.3g  iterations %d  marginal error %.3g  %.3f s  peak RSS %.1f MB\n",
-                args.debias ? "divergence" : "loss", div.loss, r.transport_cost, r.epsilon,
-                r.iterations, r.marginal_error, seconds, peak_rss_mb());
+    std::printf(
+        "%s %.9g  transport cost %.9g  epsilon %.3g  iterations %d  marginal error %.3g  %.3f s  "
+        "peak RSS %.1f MB\n",
+        args.debias ? "divergence" : "loss", div.loss, r.transport_cost, r.epsilon, r.iterations,
+        r.marginal_error, seconds, peak_rss_mb());
   }
 }
 
 // The core names its arguments as the library does (x, y, a, b, blur); the CLI user typed
 // SOURCE, TARGET, --weights-a, ...: say both.
 [[noreturn]] void rethrow_with_cli_names(const InvalidInput& e) {
-  static const std::pair<const char*, const char*> names[] = {
-      {"x", "SOURCE"},         {"y", "TARGET"},          {"a", "--weights-a"},
-      {"b", "--weights-b"},    {"blur", "--blur"},       {"scaling", "--scaling"},
-      {"reach_a", "--reach"},  {"reach_b", "--reach"},   {"diameter", "--diameter"},
-      {"iterations", "--iterations"}, {"check_every", "--check-every"}, {"tol", "--tolerance"}};
+  static const std::pair<const char*, const char*> names[] = {{"x", "SOURCE"},
+                                                              {"y", "TARGET"},
+                                                              {"a", "--weights-a"},
+                                                              {"b", "--weights-b"},
+                                                              {"blur", "--blur"},
+                                                              {"scaling", "--scaling"},
+                                                              {"reach_a", "--reach"},
+                                                              {"reach_b", "--reach"},
+                                                              {"diameter", "--diameter"},
+                                                              {"iterations", "--iterations"},
+                                                              {"check_every", "--check-every"},
+                                                              {"tol", "--tolerance"}};
   const std::string what = e.what();
   for (const auto& [core, cli] : names) {
     const std::string prefix = std::string(core) + ": ";
     if (what.rfind(prefix, 0) == 0) {
-      const std::string message = std::string(cli) + " (" + core + "): " + what.substr(prefix.size());
+      const std::string message =
+          std::string(cli) + " (" + core + "): " + what.substr(prefix.size());
       if (dynamic_cast<const InvalidType*>(&e)) throw InvalidType(message);
       throw InvalidInput(message);
     }
@@ -135,23 +146,35 @@ void add_transport_command(CLI::App& app) {
       "float64) with the streamed log-domain Sinkhorn iteration; memory O((n + m) d).");
   cmd->add_option("SOURCE", args->source, "source points x, .npy (n, d)")->required();
   cmd->add_option("TARGET", args->target, "target points y, .npy (m, d)")->required();
-  cmd->add_option("--weights-a", args->weights_a, "source weights a, .npy (n,); default uniform 1/n");
-  cmd->add_option("--weights-b", args->weights_b, "target weights b, .npy (m,); default uniform 1/m");
-  cmd->add_option("--blur", args->blur, "final blur; epsilon = blur^2 in cost units")->capture_default_str();
-  cmd->add_option("--scaling", args->scaling, "ratio between successive blurs, in (0, 1)")->capture_default_str();
-  cmd->add_option("--diameter", args->diameter, "start of the epsilon schedule (default: bounding box diagonal)");
-  cmd->add_option("--iterations", args->iterations, "fixed number of iterations at epsilon = blur^2, no annealing");
-  cmd->add_option("--tolerance", args->tolerance, "stop when the potentials move less than this (cost units)");
-  cmd->add_option("--check-every", args->check_every, "iterations between two tolerance checks")->capture_default_str();
+  cmd->add_option("--weights-a", args->weights_a,
+                  "source weights a, .npy (n,); default uniform 1/n");
+  cmd->add_option("--weights-b", args->weights_b,
+                  "target weights b, .npy (m,); default uniform 1/m");
+  cmd->add_option("--blur", args->blur, "final blur; epsilon = blur^2 in cost units")
+      ->capture_default_str();
+  cmd->add_option("--scaling", args->scaling, "ratio between successive blurs, in (0, 1)")
+      ->capture_default_str();
+  cmd->add_option("--diameter", args->diameter,
+                  "start of the epsilon schedule (default: bounding box diagonal)");
+  cmd->add_option("--iterations", args->iterations,
+                  "fixed number of iterations at epsilon = blur^2, no annealing");
+  cmd->add_option("--tolerance", args->tolerance,
+                  "stop when the potentials move less than this (cost units)");
+  cmd->add_option("--check-every", args->check_every, "iterations between two tolerance checks")
+      ->capture_default_str();
   cmd->add_option("--reach", args->reach, "unbalanced OT: marginal penalty rho = reach^2");
-  cmd->add_flag("--debias", args->debias, "debiased Sinkhorn divergence OT(a,b) - OT(a,a)/2 - OT(b,b)/2");
-  cmd->add_flag("--half-cost", args->half_cost, "cost |x - y|^2 / 2 (GeomLoss p = 2) instead of |x - y|^2");
+  cmd->add_flag("--debias", args->debias,
+                "debiased Sinkhorn divergence OT(a,b) - OT(a,a)/2 - OT(b,b)/2");
+  cmd->add_flag("--half-cost", args->half_cost,
+                "cost |x - y|^2 / 2 (GeomLoss p = 2) instead of |x - y|^2");
   cmd->add_flag("--no-extrapolation", args->no_extrapolation, "skip the last extrapolation sweep");
-  cmd->add_option("--schedule", args->schedule, "symmetric (GeomLoss) or alternating (OTT)")->capture_default_str();
+  cmd->add_option("--schedule", args->schedule, "symmetric (GeomLoss) or alternating (OTT)")
+      ->capture_default_str();
   cmd->add_option("--threads", args->threads, "OpenMP threads (0 = all cores)");
   cmd->add_option("--output", args->output, "write f, g (and --map, --gradient) to this .npz");
   cmd->add_flag("--map", args->map, "with --output: also the barycentric map (n, d)");
-  cmd->add_flag("--gradient", args->gradient, "with --output: also grad_x (n, d) and grad_y (m, d)");
+  cmd->add_flag("--gradient", args->gradient,
+                "with --output: also grad_x (n, d) and grad_y (m, d)");
   cmd->add_flag("--json", args->json, "print one JSON object with the results");
   cmd->add_flag("--quiet", args->quiet, "no progress bar");
   cmd->callback([args] {

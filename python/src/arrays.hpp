@@ -29,7 +29,8 @@ using In = nb::ndarray<const T, nb::c_contig, nb::device::cpu>;
 template <class T>
 MatrixView<const T> matrix(const In<T>& a, const char* name) {
   if (a.ndim() == 1) return {a.data(), static_cast<std::int64_t>(a.shape(0)), 1};
-  require(a.ndim() == 2, name, "must be a 2-D array, got " + std::to_string(a.ndim()) + " dimensions");
+  require(a.ndim() == 2, name,
+          "must be a 2-D array, got " + std::to_string(a.ndim()) + " dimensions");
   return {a.data(), static_cast<std::int64_t>(a.shape(0)), static_cast<std::int64_t>(a.shape(1))};
 }
 

@@ -54,7 +54,8 @@ Solution<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>>
   o.diameter = diameter;
   o.epsilons = std::move(epsilons);
   o.iterations = iterations;
-  o.update = update == "alternating" ? transport::Update::Alternating : transport::Update::Symmetric;
+  o.update =
+      update == "alternating" ? transport::Update::Alternating : transport::Update::Symmetric;
   o.last_extrapolation = last_extrapolation;
   o.tol = tol;
   o.check_every = check_every;
@@ -89,63 +90,79 @@ nb::ndarray<nb::numpy, T> apply(const Solution<T>& s, In<T> v, bool transpose) {
     }
   }
   if (v.ndim() == 1) return to_numpy(std::move(out), {static_cast<std::size_t>(rows)});
-  return to_numpy(std::move(out), {static_cast<std::size_t>(rows), static_cast<std::size_t>(view.cols)});
+  return to_numpy(std::move(out),
+                  {static_cast<std::size_t>(rows), static_cast<std::size_t>(view.cols)});
 }
 
 template <class T>
 void bind(nb::module_& m, const char* name) {
   nb::class_<Solution<T>>(m, name)
       .def_prop_ro("loss", [](const Solution<T>& s) { return s.result.loss; })
-      .def_prop_ro("f", [](const Solution<T>& s) { return copy_vector(s.result.xy.f); }, nb::rv_policy::move)
-      .def_prop_ro("g", [](const Solution<T>& s) { return copy_vector(s.result.xy.g); }, nb::rv_policy::move)
-      .def_prop_ro("f_aa", [](const Solution<T>& s) { return copy_vector(s.result.f_aa); }, nb::rv_policy::move)
-      .def_prop_ro("g_bb", [](const Solution<T>& s) { return copy_vector(s.result.g_bb); }, nb::rv_policy::move)
-      .def_prop_ro("transport_cost", [](const Solution<T>& s) { return s.result.xy.transport_cost; })
+      .def_prop_ro(
+          "f", [](const Solution<T>& s) { return copy_vector(s.result.xy.f); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "g", [](const Solution<T>& s) { return copy_vector(s.result.xy.g); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "f_aa", [](const Solution<T>& s) { return copy_vector(s.result.f_aa); },
+          nb::rv_policy::move)
+      .def_prop_ro(
+          "g_bb", [](const Solution<T>& s) { return copy_vector(s.result.g_bb); },
+          nb::rv_policy::move)
+      .def_prop_ro("transport_cost",
+                   [](const Solution<T>& s) { return s.result.xy.transport_cost; })
       .def_prop_ro("epsilon", [](const Solution<T>& s) { return s.result.xy.epsilon; })
       .def_prop_ro("iterations", [](const Solution<T>& s) { return s.result.xy.iterations; })
       .def_prop_ro("converged", [](const Solution<T>& s) { return s.result.xy.converged; })
       .def_prop_ro("stopped_early", [](const Solution<T>& s) { return s.result.xy.stopped_early; })
-      .def_prop_ro("marginal_error", [](const Solution<T>& s) { return s.result.xy.marginal_error; })
+      .def_prop_ro("marginal_error",
+                   [](const Solution<T>& s) { return s.result.xy.marginal_error; })
       .def_prop_ro("errors", [](const Solution<T>& s) { return s.result.xy.errors; })
       .def_prop_ro("debias", [](const Solution<T>& s) { return s.debias; })
-      .def("apply", [](const Solution<T>& s, In<T> v) { return apply(s, v, false); }, nb::arg("v"))
-      .def("apply_transpose", [](const Solution<T>& s, In<T> u) { return apply(s, u, true); }, nb::arg("u"))
-      .def("row_marginal", [](const Solution<T>& s) {
-        std::vector<T> mass;
-        {
-          nb::gil_scoped_release release;
-          mass = s.plan().row_marginal();
-        }
-        const std::size_t count = mass.size();
-        return to_numpy(std::move(mass), {count});
-      })
-      .def("col_marginal", [](const Solution<T>& s) {
-        std::vector<T> mass;
-        {
-          nb::gil_scoped_release release;
-          mass = s.plan().col_marginal();
-        }
-        const std::size_t count = mass.size();
-        return to_numpy(std::move(mass), {count});
-      })
-      .def("barycentric_map", [](const Solution<T>& s) {
-        std::vector<T> map;
-        {
-          nb::gil_scoped_release release;
-          map = s.plan().barycentric_map();
-        }
-        return to_numpy(std::move(map), {static_cast<std::size_t>(s.problem.x.rows),
-                                         static_cast<std::size_t>(s.problem.x.cols)});
-      })
-      .def("dense_plan", [](const Solution<T>& s) {
-        std::vector<T> p;
-        {
-          nb::gil_scoped_release release;
-          p = s.plan().dense();
-        }
-        return to_numpy(std::move(p), {static_cast<std::size_t>(s.problem.x.rows),
-                                       static_cast<std::size_t>(s.problem.y.rows)});
-      })
+      .def(
+          "apply", [](const Solution<T>& s, In<T> v) { return apply(s, v, false); }, nb::arg("v"))
+      .def(
+          "apply_transpose", [](const Solution<T>& s, In<T> u) { return apply(s, u, true); },
+          nb::arg("u"))
+      .def("row_marginal",
+           [](const Solution<T>& s) {
+             std::vector<T> mass;
+             {
+               nb::gil_scoped_release release;
+               mass = s.plan().row_marginal();
+             }
+             const std::size_t count = mass.size();
+             return to_numpy(std::move(mass), {count});
+           })
+      .def("col_marginal",
+           [](const Solution<T>& s) {
+             std::vector<T> mass;
+             {
+               nb::gil_scoped_release release;
+               mass = s.plan().col_marginal();
+             }
+             const std::size_t count = mass.size();
+             return to_numpy(std::move(mass), {count});
+           })
+      .def("barycentric_map",
+           [](const Solution<T>& s) {
+             std::vector<T> map;
+             {
+               nb::gil_scoped_release release;
+               map = s.plan().barycentric_map();
+             }
+             return to_numpy(std::move(map), {static_cast<std::size_t>(s.problem.x.rows),
+                                              static_cast<std::size_t>(s.problem.x.cols)});
+           })
+      .def("dense_plan",
+           [](const Solution<T>& s) {
+             std::vector<T> p;
+             {
+               nb::gil_scoped_release release;
+               p = s.plan().dense();
+             }
+             return to_numpy(std::move(p), {static_cast<std::size_t>(s.problem.x.rows),
+                                            static_cast<std::size_t>(s.problem.y.rows)});
+           })
       .def("gradients", [](const Solution<T>& s) {
         transport::Gradients<T> g;
         {
@@ -160,12 +177,11 @@ void bind(nb::module_& m, const char* name) {
                               to_numpy(std::move(g.a), {n}), to_numpy(std::move(g.b), {m}));
       });
 
-  m.def("sinkhorn", &solve<T>, nb::arg("x"), nb::arg("y"), nb::arg("a").none(),
-        nb::arg("b").none(), nb::arg("half_cost"), nb::arg("reach_a").none(),
-        nb::arg("reach_b").none(), nb::arg("blur"), nb::arg("scaling"),
-        nb::arg("diameter").none(), nb::arg("epsilons"), nb::arg("iterations"), nb::arg("update"),
-        nb::arg("last_extrapolation"), nb::arg("tol").none(), nb::arg("check_every"),
-        nb::arg("marginal_tol"), nb::arg("num_threads"), nb::arg("debias"),
+  m.def("sinkhorn", &solve<T>, nb::arg("x"), nb::arg("y"), nb::arg("a").none(), nb::arg("b").none(),
+        nb::arg("half_cost"), nb::arg("reach_a").none(), nb::arg("reach_b").none(), nb::arg("blur"),
+        nb::arg("scaling"), nb::arg("diameter").none(), nb::arg("epsilons"), nb::arg("iterations"),
+        nb::arg("update"), nb::arg("last_extrapolation"), nb::arg("tol").none(),
+        nb::arg("check_every"), nb::arg("marginal_tol"), nb::arg("num_threads"), nb::arg("debias"),
         nb::arg("progress").none());
 }
 

@@ -79,11 +79,16 @@ RgbImage resize_area(const RgbImage& image, std::int64_t width, std::int64_t hei
       const double x0 = static_cast<double>(ox) * sx, x1 = x0 + sx;
       double acc[3] = {0, 0, 0};
       double area = 0;
-      for (auto iy = static_cast<std::int64_t>(y0); iy < static_cast<std::int64_t>(std::ceil(y1)); ++iy) {
-        const double wy = std::min<double>(static_cast<double>(iy + 1), y1) - std::max<double>(static_cast<double>(iy), y0);
-        for (auto ix = static_cast<std::int64_t>(x0); ix < static_cast<std::int64_t>(std::ceil(x1)); ++ix) {
-          const double w = wy * (std::min<double>(static_cast<double>(ix + 1), x1) - std::max<double>(static_cast<double>(ix), x0));
-          const std::uint8_t* p = &image.pixels[static_cast<std::size_t>((iy * image.width + ix) * 3)];
+      for (auto iy = static_cast<std::int64_t>(y0); iy < static_cast<std::int64_t>(std::ceil(y1));
+           ++iy) {
+        const double wy = std::min<double>(static_cast<double>(iy + 1), y1) -
+                          std::max<double>(static_cast<double>(iy), y0);
+        for (auto ix = static_cast<std::int64_t>(x0); ix < static_cast<std::int64_t>(std::ceil(x1));
+             ++ix) {
+          const double w = wy * (std::min<double>(static_cast<double>(ix + 1), x1) -
+                                 std::max<double>(static_cast<double>(ix), x0));
+          const std::uint8_t* p =
+              &image.pixels[static_cast<std::size_t>((iy * image.width + ix) * 3)];
           for (int c = 0; c < 3; ++c) acc[c] += w * p[c];
           area += w;
         }

@@ -56,10 +56,12 @@ std::uint16_t read_u16(const std::byte* p) {
                                     (std::to_integer<unsigned>(p[1]) << 8));
 }
 std::uint32_t read_u32(const std::byte* p) {
-  return static_cast<std::uint32_t>(read_u16(p)) | (static_cast<std::uint32_t>(read_u16(p + 2)) << 16);
+  return static_cast<std::uint32_t>(read_u16(p)) |
+         (static_cast<std::uint32_t>(read_u16(p + 2)) << 16);
 }
 std::uint64_t read_u64(const std::byte* p) {
-  return static_cast<std::uint64_t>(read_u32(p)) | (static_cast<std::uint64_t>(read_u32(p + 4)) << 32);
+  return static_cast<std::uint64_t>(read_u32(p)) |
+         (static_cast<std::uint64_t>(read_u32(p + 4)) << 32);
 }
 
 void put_u16(std::string& s, std::uint16_t v) {
@@ -205,7 +207,8 @@ NpyArray parse_npy(std::span<const std::byte> data, const std::string& name) {
   std::size_t pos = 0;
   while (pos < shape.size()) {
     const auto comma = shape.find(',', pos);
-    const auto token = shape.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    const auto token =
+        shape.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     if (!token.empty()) {
       try {
         array.shape.push_back(std::stoll(token));
@@ -264,7 +267,8 @@ std::map<std::string, NpyArray> read_npz(const std::string& path) {
       break;
     }
   }
-  if (eocd == std::string::npos) throw InvalidInput(path + ": not an .npz archive (no zip directory)");
+  if (eocd == std::string::npos)
+    throw InvalidInput(path + ": not an .npz archive (no zip directory)");
   std::uint64_t entries = read_u16(data.data() + eocd + 10);
   std::uint64_t cd_offset = read_u32(data.data() + eocd + 16);
   if (cd_offset == 0xffffffffu && eocd >= 20 && read_u32(data.data() + eocd - 20) == 0x07064b50u) {
@@ -295,9 +299,17 @@ std::map<std::string, NpyArray> read_npz(const std::string& path) {
       const std::uint16_t len = read_u16(data.data() + x + 2);
       if (id == 0x0001) {
         std::size_t q = x + 4;
-        if (usize == 0xffffffffu) { usize = read_u64(data.data() + q); q += 8; }
-        if (csize == 0xffffffffu) { csize = read_u64(data.data() + q); q += 8; }
-        if (local == 0xffffffffu) { local = read_u64(data.data() + q); }
+        if (usize == 0xffffffffu) {
+          usize = read_u64(data.data() + q);
+          q += 8;
+        }
+        if (csize == 0xffffffffu) {
+          csize = read_u64(data.data() + q);
+          q += 8;
+        }
+        if (local == 0xffffffffu) {
+          local = read_u64(data.data() + q);
+        }
       }
       x += 4 + len;
     }
@@ -364,10 +376,10 @@ void NpzWriter::add(const std::string& name, DType dtype, std::span<const std::i
   entry.crc = static_cast<std::uint32_t>(crc);
   std::string local;
   put_u32(local, 0x04034b50u);
-  put_u16(local, 20);  // version needed
-  put_u16(local, 0);   // flags
-  put_u16(local, 0);   // stored
-  put_u16(local, 0);   // time
+  put_u16(local, 20);    // version needed
+  put_u16(local, 0);     // flags
+  put_u16(local, 0);     // stored
+  put_u16(local, 0);     // time
   put_u16(local, 0x21);  // date: 1980-01-01
   put_u32(local, entry.crc);
   put_u32(local, static_cast<std::uint32_t>(entry.size));

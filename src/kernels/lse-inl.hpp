@@ -1,5 +1,7 @@
 // PRIVATE: per-target body of the row log-sum-exp kernel, included once per Highway target by
 // kernels/lse.cpp. No include guard on purpose (Highway's foreach_target re-includes it).
+#include <hwy/aligned_allocator.h>
+#include <hwy/highway.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -7,9 +9,6 @@
 #include <cstdint>
 #include <limits>
 #include <vector>
-
-#include <hwy/aligned_allocator.h>
-#include <hwy/highway.h>
 
 #include "birkhoff/kernels/lse.hpp"
 
@@ -85,11 +84,11 @@ constexpr std::int64_t kNR = 6;
 
 template <class T>
 struct Scratch {
-  hwy::AlignedFreeUniquePtr<T[]> packed;   // kPanels * P * d
-  hwy::AlignedFreeUniquePtr<T[]> logits;   // kTile * P
-  hwy::AlignedFreeUniquePtr<T[]> max;      // kPanels * P
-  hwy::AlignedFreeUniquePtr<T[]> sum;      // kPanels * P
-  hwy::AlignedFreeUniquePtr<T[]> values;   // kPanels * dv * P (k-major per panel)
+  hwy::AlignedFreeUniquePtr<T[]> packed;  // kPanels * P * d
+  hwy::AlignedFreeUniquePtr<T[]> logits;  // kTile * P
+  hwy::AlignedFreeUniquePtr<T[]> max;     // kPanels * P
+  hwy::AlignedFreeUniquePtr<T[]> sum;     // kPanels * P
+  hwy::AlignedFreeUniquePtr<T[]> values;  // kPanels * dv * P (k-major per panel)
 };
 
 // Logits of NR columns starting at column j for the P rows of one packed panel:
@@ -208,18 +207,23 @@ void RowLse(const LseArgs<T>& a) {
   const std::int64_t blocks = (a.n + block_rows - 1) / block_rows;
   // L2 chunk: about 128 KiB of y rows (and values), at least one tile.
   const std::int64_t row_bytes = static_cast<std::int64_t>(sizeof(T)) * (dim + dv);
-  const std::int64_t chunk =
-      std::max<std::int64_t>(kTile, (131072 / std::max<std::int64_t>(row_bytes, 1)) / kTile * kTile);
-  const int threads = a.num_threads > 0 ? a.num_threads : omp_get_max_threads();
+  const std::int64_t chunk = std::max<std::int64_t>(
+      kTile, (131072 / std::max<std::int64_t>(row_bytes, 1)) / kTile * kTile);
+  // No more threads than row blocks: a small problem runs on one thread and pays no fork/join.
+  const int threads = static_cast<int>(
+      std::min<std::int64_t>(a.num_threads > 0 ? a.num_threads : omp_get_max_threads(),
+                             std::max<std::int64_t>(blocks, 1)));
 
 #pragma omp parallel num_threads(threads)
   {
     Scratch<T> s;
-    s.packed = hwy::AllocateAligned<T>(static_cast<std::size_t>(std::max<std::int64_t>(kPanels * P * dim, 1)));
+    s.packed = hwy::AllocateAligned<T>(
+        static_cast<std::size_t>(std::max<std::int64_t>(kPanels * P * dim, 1)));
     s.logits = hwy::AllocateAligned<T>(static_cast<std::size_t>(kTile * P));
     s.max = hwy::AllocateAligned<T>(static_cast<std::size_t>(kPanels * P));
     s.sum = hwy::AllocateAligned<T>(static_cast<std::size_t>(kPanels * P));
-    s.values = hwy::AllocateAligned<T>(static_cast<std::size_t>(std::max<std::int64_t>(kPanels * dv * P, 1)));
+    s.values = hwy::AllocateAligned<T>(
+        static_cast<std::size_t>(std::max<std::int64_t>(kPanels * dv * P, 1)));
 
 #pragma omp for schedule(static)
     for (std::int64_t b = 0; b < blocks; ++b) {
@@ -249,8 +253,8 @@ void RowLse(const LseArgs<T>& a) {
           const T* panel = s.packed.get() + p * dim * P;
           for (std::int64_t t0 = c0; t0 < c1; t0 += kTile) {
             const std::int64_t cols = std::min(kTile, c1 - t0);
-            TileLogits(d, panel, a.y + t0 * a.y_stride, a.y_stride, dim, a.bias + t0, a.scale,
-                       cols, s.logits.get());
+            TileLogits(d, panel, a.y + t0 * a.y_stride, a.y_stride, dim, a.bias + t0, a.scale, cols,
+                       s.logits.get());
             Epilogue(d, s.logits.get(), cols, s.max.get() + p * P, s.sum.get() + p * P,
                      dv ? a.values + t0 * dv : nullptr, dv, s.values.get() + p * dv * P);
           }
@@ -262,10 +266,34 @@ void RowLse(const LseArgs<T>& a) {
         a.row_max[row0 + r] = s.max[static_cast<std::size_t>(p * P + lane)];
         a.row_sum[row0 + r] = s.sum[static_cast<std::size_t>(p * P + lane)];
         for (std::int64_t k = 0; k < dv; ++k)
-          a.row_values[(row0 + r) * dv + k] = s.values[static_cast<std::size_t>((p * dv + k) * P + lane)];
+          a.row_values[(row0 + r) * dv + k] =
+              s.values[static_cast<std::size_t>((p * dv + k) * P + lane)];
       }
     }
   }
+}
+
+// FP32 FMA throughput probe: 12 independent accumulator chains (enough to hide the FMA latency
+// on the machines we target) per thread; returns the number of flops performed.
+double FmaProbe(std::int64_t iterations, int num_threads) {
+  const hn::ScalableTag<float> d;
+  constexpr int kChains = 12;
+  const int threads = num_threads > 0 ? num_threads : omp_get_max_threads();
+  double total = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+  {
+    hn::Vec<decltype(d)> acc[kChains];
+    for (int c = 0; c < kChains; ++c) acc[c] = hn::Set(d, static_cast<float>(c));
+    const auto mul = hn::Set(d, 0.999999f), add = hn::Set(d, 1e-7f);
+    for (std::int64_t i = 0; i < iterations; ++i)
+      for (int c = 0; c < kChains; ++c) acc[c] = hn::MulAdd(acc[c], mul, add);
+    auto sum = acc[0];
+    for (int c = 1; c < kChains; ++c) sum = hn::Add(sum, acc[c]);
+    // Keep the chains alive: the sum is tiny but not provably zero.
+    total += static_cast<double>(hn::GetLane(sum)) * 1e-30 +
+             2.0 * kChains * static_cast<double>(hn::Lanes(d)) * static_cast<double>(iterations);
+  }
+  return total;
 }
 
 void RowLseF32(const LseArgs<float>& a) { RowLse(a); }

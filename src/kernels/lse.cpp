@@ -1,11 +1,12 @@
 // Dispatch unit of the row log-sum-exp kernel: compiled once per Highway target.
+#include "birkhoff/kernels/lse.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
 #include "birkhoff/core/error.hpp"
-#include "birkhoff/kernels/lse.hpp"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/lse.cpp"
@@ -23,6 +24,7 @@ HWY_EXPORT(RowLseF32);
 HWY_EXPORT(RowLseF64);
 HWY_EXPORT(Exp2F32);
 HWY_EXPORT(Exp2F64);
+HWY_EXPORT(FmaProbe);
 
 namespace {
 template <class T>
@@ -48,6 +50,10 @@ void exp2_nonpositive(const float* x, float* out, std::int64_t count) {
 }
 void exp2_nonpositive(const double* x, double* out, std::int64_t count) {
   HWY_DYNAMIC_DISPATCH(Exp2F64)(x, out, count);
+}
+
+double fma_probe(std::int64_t iterations, int num_threads) {
+  return HWY_DYNAMIC_DISPATCH(FmaProbe)(iterations, num_threads);
 }
 
 std::vector<std::int64_t> available_targets() {

@@ -50,8 +50,10 @@ std::vector<double> softmin(const std::vector<double>& c, std::int64_t rows, std
   for (std::int64_t i = 0; i < rows; ++i) {
     double mx = -std::numeric_limits<double>::infinity();
     for (std::int64_t j = 0; j < cols; ++j) {
-      const double cij = transposed ? c[static_cast<std::size_t>(j * rows + i)] : c[static_cast<std::size_t>(i * cols + j)];
-      z[static_cast<std::size_t>(j)] = col.logw[static_cast<std::size_t>(j)] + (h[static_cast<std::size_t>(j)] - cij) / eps;
+      const double cij = transposed ? c[static_cast<std::size_t>(j * rows + i)]
+                                    : c[static_cast<std::size_t>(i * cols + j)];
+      z[static_cast<std::size_t>(j)] =
+          col.logw[static_cast<std::size_t>(j)] + (h[static_cast<std::size_t>(j)] - cij) / eps;
       mx = std::max(mx, z[static_cast<std::size_t>(j)]);
     }
     double s = 0;
@@ -138,7 +140,8 @@ DenseResult sinkhorn_dense(const OtProblem<double>& problem, const SinkhornOptio
   if (debias) {
     r.f_aa = faa;
     r.g_bb = gbb;
-    r.loss -= 0.5 * dual(faa, faa, aa, aa, cxx, r.epsilon) + 0.5 * dual(gbb, gbb, bb, bb, cyy, r.epsilon);
+    r.loss -=
+        0.5 * dual(faa, faa, aa, aa, cxx, r.epsilon) + 0.5 * dual(gbb, gbb, bb, bb, cyy, r.epsilon);
   }
   return r;
 }

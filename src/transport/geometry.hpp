@@ -22,10 +22,10 @@ inline double cost_scale(Cost cost) { return cost == Cost::HalfSqEuclidean ? 0.5
 template <class T>
 struct Cloud {
   std::int64_t n = 0, d = 0;
-  std::vector<T> points;    // (n, d) centred
-  std::vector<T> sqnorm;    // cs |x_i|^2 (alpha)
-  std::vector<T> weights;   // a_i
-  std::vector<T> logw;      // log a_i, -inf for a zero weight
+  std::vector<T> points;   // (n, d) centred
+  std::vector<T> sqnorm;   // cs |x_i|^2 (alpha)
+  std::vector<T> weights;  // a_i
+  std::vector<T> logw;     // log a_i, -inf for a zero weight
   double mass = 0;
 };
 
@@ -42,12 +42,14 @@ Cloud<T> make_cloud(MatrixView<const T> x, std::span<const T> w, const std::vect
   for (std::int64_t i = 0; i < c.n; ++i) {
     double s = 0;
     for (std::int64_t k = 0; k < c.d; ++k) {
-      const T v = static_cast<T>(static_cast<double>(x(i, k)) - centre[static_cast<std::size_t>(k)]);
+      const T v =
+          static_cast<T>(static_cast<double>(x(i, k)) - centre[static_cast<std::size_t>(k)]);
       c.points[static_cast<std::size_t>(i * c.d + k)] = v;
       s += static_cast<double>(v) * v;
     }
     c.sqnorm[static_cast<std::size_t>(i)] = static_cast<T>(cs * s);
-    const double wi = w.empty() ? 1.0 / static_cast<double>(c.n) : static_cast<double>(w[static_cast<std::size_t>(i)]);
+    const double wi = w.empty() ? 1.0 / static_cast<double>(c.n)
+                                : static_cast<double>(w[static_cast<std::size_t>(i)]);
     c.weights[static_cast<std::size_t>(i)] = static_cast<T>(wi);
     c.logw[static_cast<std::size_t>(i)] =
         wi > 0 ? static_cast<T>(std::log(wi)) : -std::numeric_limits<T>::infinity();
@@ -65,8 +67,10 @@ std::vector<double> joint_centre(MatrixView<const T> x, MatrixView<const T> y) {
   for (const auto& m : {x, y})
     for (std::int64_t i = 0; i < m.rows; ++i)
       for (std::int64_t k = 0; k < d; ++k) {
-        lo[static_cast<std::size_t>(k)] = std::min(lo[static_cast<std::size_t>(k)], static_cast<double>(m(i, k)));
-        hi[static_cast<std::size_t>(k)] = std::max(hi[static_cast<std::size_t>(k)], static_cast<double>(m(i, k)));
+        lo[static_cast<std::size_t>(k)] =
+            std::min(lo[static_cast<std::size_t>(k)], static_cast<double>(m(i, k)));
+        hi[static_cast<std::size_t>(k)] =
+            std::max(hi[static_cast<std::size_t>(k)], static_cast<double>(m(i, k)));
       }
   std::vector<double> c(static_cast<std::size_t>(d));
   for (std::size_t k = 0; k < c.size(); ++k) c[k] = 0.5 * (lo[k] + hi[k]);
@@ -88,7 +92,8 @@ void lse_pass(const Cloud<T>& rows, const Cloud<T>& cols, const T* col_hat, doub
               std::int64_t dv = 0) {
   std::vector<T> bias(static_cast<std::size_t>(cols.n));
   for (std::size_t j = 0; j < bias.size(); ++j)
-    bias[j] = static_cast<T>(kLog2e * (static_cast<double>(col_hat[j]) / eps + static_cast<double>(cols.logw[j])));
+    bias[j] = static_cast<T>(
+        kLog2e * (static_cast<double>(col_hat[j]) / eps + static_cast<double>(cols.logw[j])));
   out.max.resize(static_cast<std::size_t>(rows.n));
   out.sum.resize(static_cast<std::size_t>(rows.n));
   out.values.resize(static_cast<std::size_t>(rows.n * dv));
@@ -114,13 +119,14 @@ void lse_pass(const Cloud<T>& rows, const Cloud<T>& cols, const T* col_hat, doub
 /// Soft c-transform in shifted form: out_hat_i = -eps ln2 (M_i + log2 S_i), i.e. the undamped
 /// candidate F_hat of FlashSinkhorn §2.5 (standard potential F = F_hat + alpha).
 template <class T>
-void softmin(const Cloud<T>& rows, const Cloud<T>& cols, const T* col_hat, double eps,
-             double kappa, int threads, LseOut<T>& scratch, std::vector<T>& out_hat) {
+void softmin(const Cloud<T>& rows, const Cloud<T>& cols, const T* col_hat, double eps, double kappa,
+             int threads, LseOut<T>& scratch, std::vector<T>& out_hat) {
   lse_pass(rows, cols, col_hat, eps, kappa, threads, scratch);
   out_hat.resize(static_cast<std::size_t>(rows.n));
   for (std::size_t i = 0; i < out_hat.size(); ++i)
-    out_hat[i] = static_cast<T>(-eps * kLn2 *
-                                (static_cast<double>(scratch.max[i]) + std::log2(static_cast<double>(scratch.sum[i]))));
+    out_hat[i] = static_cast<T>(
+        -eps * kLn2 *
+        (static_cast<double>(scratch.max[i]) + std::log2(static_cast<double>(scratch.sum[i]))));
 }
 
 /// Damping factor lambda = 1 / (1 + eps / rho) with rho = reach^2; 1 when balanced.

@@ -65,8 +65,11 @@ void product(const Cloud<T>& r, const std::vector<T>& rh, const Cloud<T>& c,
   for (std::int64_t i = 0; i < r.n; ++i) {
     const auto si = static_cast<std::size_t>(i);
     const double factor =
-        r.weights[si] > 0 ? std::exp2(kLog2e * (static_cast<double>(r.logw[si]) + rh[si] / eps) + o.max[si]) : 0.0;
-    for (std::int64_t q = 0; q < k; ++q) out[i * k + q] = static_cast<T>(factor * o.values[static_cast<std::size_t>(i * k + q)]);
+        r.weights[si] > 0
+            ? std::exp2(kLog2e * (static_cast<double>(r.logw[si]) + rh[si] / eps) + o.max[si])
+            : 0.0;
+    for (std::int64_t q = 0; q < k; ++q)
+      out[i * k + q] = static_cast<T>(factor * o.values[static_cast<std::size_t>(i * k + q)]);
     if (mass) (*mass)[si] = static_cast<T>(factor * o.sum[si]);
   }
 }
@@ -99,8 +102,10 @@ TransportPlan<T>::TransportPlan(const OtProblem<T>& problem, std::span<const T> 
       g_(g.begin(), g.end()),
       epsilon_(epsilon),
       threads_(resolve_threads(num_threads)) {
-  require(static_cast<std::int64_t>(f.size()) == n_, "f", "length must equal the number of rows of x");
-  require(static_cast<std::int64_t>(g.size()) == m_, "g", "length must equal the number of rows of y");
+  require(static_cast<std::int64_t>(f.size()) == n_, "f",
+          "length must equal the number of rows of x");
+  require(static_cast<std::int64_t>(g.size()) == m_, "g",
+          "length must equal the number of rows of y");
   require(std::isfinite(epsilon) && epsilon > 0, "epsilon", "must be positive and finite");
 }
 
@@ -154,7 +159,8 @@ std::vector<T> TransportPlan<T>::barycentric_map() const {
   auto bar = barycentres(s.x, s.y, s.gh, epsilon_, s.kappa, threads_);
   for (std::int64_t i = 0; i < n_; ++i)
     for (std::int64_t k = 0; k < d_; ++k)
-      bar[static_cast<std::size_t>(i * d_ + k)] += static_cast<T>(s.centre[static_cast<std::size_t>(k)]);
+      bar[static_cast<std::size_t>(i * d_ + k)] +=
+          static_cast<T>(s.centre[static_cast<std::size_t>(k)]);
   return bar;
 }
 
@@ -169,10 +175,15 @@ std::vector<T> TransportPlan<T>::dense() const {
         const double diff = static_cast<double>(problem_.x(i, k)) - problem_.y(j, k);
         c += diff * diff;
       }
-      const double a = problem_.a.empty() ? 1.0 / static_cast<double>(n_) : problem_.a[static_cast<std::size_t>(i)];
-      const double b = problem_.b.empty() ? 1.0 / static_cast<double>(m_) : problem_.b[static_cast<std::size_t>(j)];
-      p[static_cast<std::size_t>(i * m_ + j)] = static_cast<T>(
-          a * b * std::exp((static_cast<double>(f_[static_cast<std::size_t>(i)]) + g_[static_cast<std::size_t>(j)] - cs * c) / epsilon_));
+      const double a = problem_.a.empty() ? 1.0 / static_cast<double>(n_)
+                                          : problem_.a[static_cast<std::size_t>(i)];
+      const double b = problem_.b.empty() ? 1.0 / static_cast<double>(m_)
+                                          : problem_.b[static_cast<std::size_t>(j)];
+      p[static_cast<std::size_t>(i * m_ + j)] =
+          static_cast<T>(a * b *
+                         std::exp((static_cast<double>(f_[static_cast<std::size_t>(i)]) +
+                                   g_[static_cast<std::size_t>(j)] - cs * c) /
+                                  epsilon_));
     }
   return p;
 }
@@ -230,8 +241,10 @@ Gradients<T> gradients(const OtProblem<T>& problem, const SinkhornResult<T>& res
   out.a.assign(static_cast<std::size_t>(s.x.n), T(0));
   out.b.assign(static_cast<std::size_t>(s.y.n), T(0));
   const double eps = result.epsilon;
-  add_point_gradient<T>(s.x, s.y, result.f, result.g_grad, problem.reach_a, eps, s.kappa, threads, 1.0, out.x);
-  add_point_gradient<T>(s.y, s.x, result.g, result.f_grad, problem.reach_b, eps, s.kappa, threads, 1.0, out.y);
+  add_point_gradient<T>(s.x, s.y, result.f, result.g_grad, problem.reach_a, eps, s.kappa, threads,
+                        1.0, out.x);
+  add_point_gradient<T>(s.y, s.x, result.g, result.f_grad, problem.reach_b, eps, s.kappa, threads,
+                        1.0, out.y);
   add_weight_gradient<T>(result.f, problem.reach_a, s.y.mass, eps, 1.0, out.a);
   add_weight_gradient<T>(result.g, problem.reach_b, s.x.mass, eps, 1.0, out.b);
   return out;
@@ -245,8 +258,10 @@ Gradients<T> gradients(const OtProblem<T>& problem, const DivergenceResult<T>& r
   Streams<T> s(problem, result.xy.f, result.xy.g);
   const double eps = result.xy.epsilon;
   // -1/2 d OT(a,a): x sits on both sides, so the two halves give one full self gradient.
-  add_point_gradient<T>(s.x, s.x, result.f_aa, result.f_aa_grad, problem.reach_a, eps, s.kappa, threads, -1.0, out.x);
-  add_point_gradient<T>(s.y, s.y, result.g_bb, result.g_bb_grad, problem.reach_b, eps, s.kappa, threads, -1.0, out.y);
+  add_point_gradient<T>(s.x, s.x, result.f_aa, result.f_aa_grad, problem.reach_a, eps, s.kappa,
+                        threads, -1.0, out.x);
+  add_point_gradient<T>(s.y, s.y, result.g_bb, result.g_bb_grad, problem.reach_b, eps, s.kappa,
+                        threads, -1.0, out.y);
   add_weight_gradient<T>(result.f_aa, problem.reach_a, s.x.mass, eps, -1.0, out.a);
   add_weight_gradient<T>(result.g_bb, problem.reach_b, s.y.mass, eps, -1.0, out.b);
   return out;
@@ -257,6 +272,7 @@ template class TransportPlan<double>;
 template Gradients<float> gradients(const OtProblem<float>&, const SinkhornResult<float>&, int);
 template Gradients<double> gradients(const OtProblem<double>&, const SinkhornResult<double>&, int);
 template Gradients<float> gradients(const OtProblem<float>&, const DivergenceResult<float>&, int);
-template Gradients<double> gradients(const OtProblem<double>&, const DivergenceResult<double>&, int);
+template Gradients<double> gradients(const OtProblem<double>&, const DivergenceResult<double>&,
+                                     int);
 
 }  // namespace birkhoff::transport

@@ -10,7 +10,8 @@ namespace birkhoff::transport {
 std::vector<double> epsilon_schedule(const SinkhornOptions& options, double diameter) {
   if (!options.epsilons.empty()) return options.epsilons;
   const double blur2 = options.blur * options.blur;
-  if (options.iterations > 0) return std::vector<double>(static_cast<std::size_t>(options.iterations), blur2);
+  if (options.iterations > 0)
+    return std::vector<double>(static_cast<std::size_t>(options.iterations), blur2);
   // GeomLoss epsilon_schedule, p = 2: [D^2] + exp(arange(2 ln D, 2 ln blur, 2 ln s)) + [blur^2].
   const double start = 2.0 * std::log(diameter);
   const double stop = 2.0 * std::log(options.blur);
@@ -18,7 +19,8 @@ std::vector<double> epsilon_schedule(const SinkhornOptions& options, double diam
   const double count = std::ceil((stop - start) / step);
   const auto k = static_cast<std::int64_t>(std::max(0.0, count));
   std::vector<double> eps{diameter * diameter};
-  for (std::int64_t i = 0; i < k; ++i) eps.push_back(std::exp(start + static_cast<double>(i) * step));
+  for (std::int64_t i = 0; i < k; ++i)
+    eps.push_back(std::exp(start + static_cast<double>(i) * step));
   eps.push_back(blur2);
   return eps;
 }

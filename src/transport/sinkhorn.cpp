@@ -137,9 +137,8 @@ std::vector<T> Solver<T>::standard(const std::vector<T>& hat, const Cloud<T>& c)
 }
 
 template <class T>
-double Solver<T>::dual_value(const std::vector<T>& f, const std::vector<T>& g,
-                             const Cloud<T>& a, const Cloud<T>& b,
-                             const std::optional<double>& reach_a,
+double Solver<T>::dual_value(const std::vector<T>& f, const std::vector<T>& g, const Cloud<T>& a,
+                             const Cloud<T>& b, const std::optional<double>& reach_a,
                              const std::optional<double>& reach_b, double eps) {
   // The dual objective at the potentials (FlashSinkhorn §1.3-1.4, §4.3): a relaxed side with
   // rho contributes rho <w, 1 - exp(-h/rho)>, a hard side <w, h>; the entropic term is
@@ -197,7 +196,8 @@ void Solver<T>::plan_statistics(SinkhornResult<T>& r) const {
     row_err += std::abs(mass - x_.weights[si]);
     const T* o = out.values.data() + i * (d + 1);
     double dot = 0;
-    for (std::int64_t k = 0; k < d; ++k) dot += static_cast<double>(x_.points[static_cast<std::size_t>(i * d + k)]) * o[k];
+    for (std::int64_t k = 0; k < d; ++k)
+      dot += static_cast<double>(x_.points[static_cast<std::size_t>(i * d + k)]) * o[k];
     cost += mass * x_.sqnorm[si] + factor * (static_cast<double>(o[d]) - kappa_ * dot);
   }
   lse_pass(y_, x_, fh_.data(), eps, kappa_, threads_, out);
@@ -243,8 +243,10 @@ DivergenceResult<T> Solver<T>::divergence() const {
   r.f_aa_grad = standard(fah_grad_, x_);
   r.g_bb_grad = standard(gbh_grad_, y_);
   // Self terms: symmetric potentials (f = g = f_aa), so OT(a,a) = dual_value(f_aa, f_aa).
-  const double oaa = dual_value(r.f_aa, r.f_aa, x_, x_, problem_.reach_a, problem_.reach_a, epsilon_);
-  const double obb = dual_value(r.g_bb, r.g_bb, y_, y_, problem_.reach_b, problem_.reach_b, epsilon_);
+  const double oaa =
+      dual_value(r.f_aa, r.f_aa, x_, x_, problem_.reach_a, problem_.reach_a, epsilon_);
+  const double obb =
+      dual_value(r.g_bb, r.g_bb, y_, y_, problem_.reach_b, problem_.reach_b, epsilon_);
   r.loss = r.xy.loss - 0.5 * oaa - 0.5 * obb;
   return r;
 }

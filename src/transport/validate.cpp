@@ -50,15 +50,15 @@ void validate(const OtProblem<T>& problem, const SinkhornOptions& options) {
   check_points(problem.x, "x");
   check_points(problem.y, "y");
   require(problem.x.cols == problem.y.cols, "y",
-          "dimension mismatch: x has d = " + std::to_string(problem.x.cols) + ", y has d = " +
-              std::to_string(problem.y.cols));
+          "dimension mismatch: x has d = " + std::to_string(problem.x.cols) +
+              ", y has d = " + std::to_string(problem.y.cols));
   const double ma = check_weights(problem.a, problem.x.rows, "a", "x");
   const double mb = check_weights(problem.b, problem.y.rows, "b", "y");
   if (problem.reach_a) check_positive(*problem.reach_a, "reach_a");
   if (problem.reach_b) check_positive(*problem.reach_b, "reach_b");
   if (!problem.reach_a && !problem.reach_b && std::abs(ma - mb) > 1e-5 * std::max(ma, mb))
-    throw InvalidInput("b: total masses differ (a: " + std::to_string(ma) + ", b: " +
-                       std::to_string(mb) +
+    throw InvalidInput("b: total masses differ (a: " + std::to_string(ma) +
+                       ", b: " + std::to_string(mb) +
                        "); balanced OT needs equal masses: normalise the weights or set reach");
   check_positive(options.blur, "blur");
   require(std::isfinite(options.scaling) && options.scaling > 0 && options.scaling < 1, "scaling",

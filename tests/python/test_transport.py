@@ -18,7 +18,7 @@ def _weights(rng, k, uniform):
 
 
 @pytest.mark.parametrize("d", [1, 2, 3, 10])
-@pytest.mark.parametrize("blur", [0.3, 1.0])
+@pytest.mark.parametrize("blur", [0.1, 0.3, 1.0])
 @pytest.mark.parametrize("uniform", [True, False], ids=["uniform", "random-weights"])
 def test_potentials_and_cost_match_pot_sinkhorn_log(rng, d, blur, uniform):
     n, m = 120, 90
@@ -140,3 +140,26 @@ def test_dlpack_tensors_are_accepted_without_copy():
     y = torch.randn(20, 2)
     r = birkhoff.sinkhorn(x, y, blur=0.5, warn=False)
     assert r.f.shape == (30,)
+
+
+def test_ctrl_c_interrupts_a_long_solve():
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = (
+        "import sys, numpy as np, birkhoff\n"
+        "x = np.random.default_rng(0).random((20000, 3), dtype=np.float32)\n"
+        "print('ready', flush=True)\n"
+        "try:\n"
+        "    birkhoff.sinkhorn(x, x[::-1].copy(), blur=0.01, iterations=100000, warn=False)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "    sys.exit(7)\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=60)
+    assert p.returncode == 7 and "interrupted" in out

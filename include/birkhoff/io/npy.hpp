@@ -23,17 +23,29 @@ const char* dtype_name(DType dtype);
 template <class T>
 constexpr DType dtype_of();
 template <>
-constexpr DType dtype_of<float>() { return DType::Float32; }
+constexpr DType dtype_of<float>() {
+  return DType::Float32;
+}
 template <>
-constexpr DType dtype_of<double>() { return DType::Float64; }
+constexpr DType dtype_of<double>() {
+  return DType::Float64;
+}
 template <>
-constexpr DType dtype_of<std::int32_t>() { return DType::Int32; }
+constexpr DType dtype_of<std::int32_t>() {
+  return DType::Int32;
+}
 template <>
-constexpr DType dtype_of<std::int64_t>() { return DType::Int64; }
+constexpr DType dtype_of<std::int64_t>() {
+  return DType::Int64;
+}
 template <>
-constexpr DType dtype_of<bool>() { return DType::Bool; }
+constexpr DType dtype_of<bool>() {
+  return DType::Bool;
+}
 template <>
-constexpr DType dtype_of<std::uint8_t>() { return DType::UInt8; }
+constexpr DType dtype_of<std::uint8_t>() {
+  return DType::UInt8;
+}
 
 /// An array read from a .npy file or an .npz member: C order, little-endian, owning its bytes.
 struct NpyArray {

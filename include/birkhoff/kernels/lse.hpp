@@ -52,6 +52,10 @@ void row_lse_reference(const LseArgs<double>& args);
 void exp2_nonpositive(const float* x, float* out, std::int64_t count);
 void exp2_nonpositive(const double* x, double* out, std::int64_t count);
 
+/// FP32 FMA peak probe for benchmarks: runs `iterations` rounds of independent vector FMA
+/// chains on each of `num_threads` threads (0 = default) and returns the flops performed.
+double fma_probe(std::int64_t iterations, int num_threads);
+
 /// The Highway targets compiled into this build that this CPU supports, best first.
 std::vector<std::int64_t> available_targets();
 /// Restricts dynamic dispatch to one target (from available_targets); 0 restores the default.

@@ -73,12 +73,12 @@ struct SinkhornResult {
   /// (n), (m): the potentials the gradients use (before the last extrapolation; equal to
   /// f, g when there is none).
   std::vector<T> f_grad, g_grad;
-  double epsilon = 0;         ///< final epsilon (cost units)
-  double loss = 0;            ///< dual objective; balanced: <a,f> + <b,g> - eps(mass - mass^2)
-  double transport_cost = 0;  ///< <P, C> of the plan built from (f, g)
-  int iterations = 0;         ///< Sinkhorn sweeps (symmetric) or f/g iterations (alternating)
-  bool converged = false;     ///< marginal_error <= options.marginal_tol
-  bool stopped_early = false; ///< the tol criterion fired
+  double epsilon = 0;          ///< final epsilon (cost units)
+  double loss = 0;             ///< dual objective; balanced: <a,f> + <b,g> - eps(mass - mass^2)
+  double transport_cost = 0;   ///< <P, C> of the plan built from (f, g)
+  int iterations = 0;          ///< Sinkhorn sweeps (symmetric) or f/g iterations (alternating)
+  bool converged = false;      ///< marginal_error <= options.marginal_tol
+  bool stopped_early = false;  ///< the tol criterion fired
   /// Relative L1 marginal violation of the plan: max(|P1 - a|_1 / |a|_1, |P^T 1 - b|_1 / |b|_1)
   /// for hard constraints (relaxed sides are not counted).
   double marginal_error = 0;
@@ -99,9 +99,9 @@ SinkhornResult<T> sinkhorn(const OtProblem<T>& problem, const SinkhornOptions& o
 /// GeomLoss style: one epsilon schedule and the self terms updated in the same loop.
 template <class T>
 struct DivergenceResult {
-  double loss = 0;             ///< the divergence (cost units)
-  SinkhornResult<T> xy;        ///< the cross problem (potentials f_ab, g_ab)
-  std::vector<T> f_aa, g_bb;   ///< self potentials (final)
+  double loss = 0;            ///< the divergence (cost units)
+  SinkhornResult<T> xy;       ///< the cross problem (potentials f_ab, g_ab)
+  std::vector<T> f_aa, g_bb;  ///< self potentials (final)
   std::vector<T> f_aa_grad, g_bb_grad;
 };
 

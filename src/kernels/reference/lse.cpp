@@ -1,9 +1,9 @@
 // Scalar twin of kernels::row_lse: plain loops, double accumulation, no tiling. For tests.
+#include "birkhoff/kernels/lse.hpp"
+
 #include <cmath>
 #include <limits>
 #include <vector>
-
-#include "birkhoff/kernels/lse.hpp"
 
 namespace birkhoff::kernels {
 namespace {
@@ -27,11 +27,13 @@ void reference(const LseArgs<T>& a) {
         dot += static_cast<double>(a.x[i * a.x_stride + k]) * a.y[j * a.y_stride + k];
       const double w = std::exp2(static_cast<double>(a.scale) * dot + a.bias[j] - mx);
       sum += w;
-      for (std::int64_t k = 0; k < a.dv; ++k) acc[static_cast<std::size_t>(k)] += w * a.values[j * a.dv + k];
+      for (std::int64_t k = 0; k < a.dv; ++k)
+        acc[static_cast<std::size_t>(k)] += w * a.values[j * a.dv + k];
     }
     a.row_max[i] = static_cast<T>(mx);
     a.row_sum[i] = static_cast<T>(sum);
-    for (std::int64_t k = 0; k < a.dv; ++k) a.row_values[i * a.dv + k] = static_cast<T>(acc[static_cast<std::size_t>(k)]);
+    for (std::int64_t k = 0; k < a.dv; ++k)
+      a.row_values[i * a.dv + k] = static_cast<T>(acc[static_cast<std::size_t>(k)]);
   }
 }
 

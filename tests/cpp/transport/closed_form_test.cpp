@@ -21,7 +21,8 @@ TEST(ClosedForm, DivergenceBetweenACloudAndItsTranslateIsTheSquaredShift) {
       const double t[3] = {0.3, -0.2, 0.5};
       for (std::int64_t i = 0; i < inst.n; ++i)
         for (std::int64_t k = 0; k < 3; ++k)
-          inst.y[static_cast<std::size_t>(i * 3 + k)] = inst.x[static_cast<std::size_t>(i * 3 + k)] + t[k];
+          inst.y[static_cast<std::size_t>(i * 3 + k)] =
+              inst.x[static_cast<std::size_t>(i * 3 + k)] + t[k];
       inst.b = inst.a;
       inst.cost = cost;
       SinkhornOptions o;

@@ -28,7 +28,9 @@ void expect_invalid(F f, const std::string& argument) {
 TEST(SinkhornErrors, NameTheOffendingArgument) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
-  auto solve = [](const Instance<double>& i, SinkhornOptions o = {}) { return sinkhorn(i.problem(), o); };
+  auto solve = [](const Instance<double>& i, SinkhornOptions o = {}) {
+    return sinkhorn(i.problem(), o);
+  };
 
   Instance<double> empty(5, 5, 2, 1);
   auto p = empty.problem();
@@ -103,9 +105,18 @@ TEST(PlanErrors, RejectShapeMismatchAndNonFiniteVectors) {
   const auto r = sinkhorn(i.problem());
   TransportPlan<double> plan(i.problem(), r);
   std::vector<double> v(5), out(5);
-  expect_invalid([&] { plan.apply(MatrixView<const double>(v.data(), 5, 1), MatrixView<double>(out.data(), 5, 1)); }, "v");
+  expect_invalid(
+      [&] {
+        plan.apply(MatrixView<const double>(v.data(), 5, 1), MatrixView<double>(out.data(), 5, 1));
+      },
+      "v");
   std::vector<double> v6(6, std::nan("")), out6(5);
-  expect_invalid([&] { plan.apply(MatrixView<const double>(v6.data(), 6, 1), MatrixView<double>(out6.data(), 5, 1)); }, "v");
+  expect_invalid(
+      [&] {
+        plan.apply(MatrixView<const double>(v6.data(), 6, 1),
+                   MatrixView<double>(out6.data(), 5, 1));
+      },
+      "v");
 }
 
 }  // namespace

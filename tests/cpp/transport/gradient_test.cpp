@@ -56,7 +56,8 @@ TEST(Gradients, MatchFiniteDifferencesForBalancedUnbalancedAndHalfCost) {
       const auto o = converged_options();
       const auto r = sinkhorn(inst.problem(), o);
       const auto grad = gradients(inst.problem(), r);
-      check_gradient(inst, grad, [&](const Instance<double>& i) { return sinkhorn(i.problem(), o).loss; });
+      check_gradient(inst, grad,
+                     [&](const Instance<double>& i) { return sinkhorn(i.problem(), o).loss; });
     }
 }
 
@@ -65,7 +66,9 @@ TEST(Gradients, OfTheDivergenceMatchFiniteDifferences) {
   const auto o = converged_options();
   const auto r = sinkhorn_divergence(inst.problem(), o);
   const auto grad = gradients(inst.problem(), r);
-  check_gradient(inst, grad, [&](const Instance<double>& i) { return sinkhorn_divergence(i.problem(), o).loss; });
+  check_gradient(inst, grad, [&](const Instance<double>& i) {
+    return sinkhorn_divergence(i.problem(), o).loss;
+  });
 }
 
 TEST(Gradients, WithRespectToWeightsMatchFiniteDifferencesAlongMassPreservingMoves) {

@@ -44,17 +44,19 @@ TEST_P(StreamingSolver, MatchesTheDenseTwinStepByStep) {
     Instance<float> inst_f(41, 29, d, static_cast<unsigned>(d) * 7 + 1, false, c.zeros);
     inst_f.cost = c.cost;
     const auto got_f = sinkhorn(inst_f.problem(), o);
-    for (std::size_t i = 0; i < want.f.size(); ++i) ASSERT_NEAR(got_f.f[i], want.f[i], 2e-4 * (1 + std::abs(want.f[i])));
+    for (std::size_t i = 0; i < want.f.size(); ++i)
+      ASSERT_NEAR(got_f.f[i], want.f[i], 2e-4 * (1 + std::abs(want.f[i])));
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Schedules, StreamingSolver,
-    ::testing::Values(Config{"SymmetricFixed", Update::Symmetric, true, 7, Cost::SqEuclidean, false},
-                      Config{"SymmetricNoExtrapolation", Update::Symmetric, false, 7, Cost::SqEuclidean, true},
-                      Config{"SymmetricScaling", Update::Symmetric, true, 0, Cost::HalfSqEuclidean, false},
-                      Config{"AlternatingFixed", Update::Alternating, false, 9, Cost::SqEuclidean, true},
-                      Config{"AlternatingHalf", Update::Alternating, false, 9, Cost::HalfSqEuclidean, false}),
+    ::testing::Values(
+        Config{"SymmetricFixed", Update::Symmetric, true, 7, Cost::SqEuclidean, false},
+        Config{"SymmetricNoExtrapolation", Update::Symmetric, false, 7, Cost::SqEuclidean, true},
+        Config{"SymmetricScaling", Update::Symmetric, true, 0, Cost::HalfSqEuclidean, false},
+        Config{"AlternatingFixed", Update::Alternating, false, 9, Cost::SqEuclidean, true},
+        Config{"AlternatingHalf", Update::Alternating, false, 9, Cost::HalfSqEuclidean, false}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(StreamingSolver, DivergenceAndUnbalancedMatchTheDenseTwin) {
@@ -139,7 +141,8 @@ TEST(StreamingSolver, ZeroWeightsGiveFiniteValuesAndZeroGradientRows) {
   const auto grad = gradients(inst.problem(), r);
   for (std::int64_t i = 0; i < inst.n; ++i)
     if (inst.a[static_cast<std::size_t>(i)] == 0) {
-      for (std::int64_t k = 0; k < inst.d; ++k) EXPECT_EQ(grad.x[static_cast<std::size_t>(i * inst.d + k)], 0.0f);
+      for (std::int64_t k = 0; k < inst.d; ++k)
+        EXPECT_EQ(grad.x[static_cast<std::size_t>(i * inst.d + k)], 0.0f);
     }
 }
 

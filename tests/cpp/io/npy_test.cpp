@@ -1,0 +1,69 @@
+#include "birkhoff/io/npy.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+namespace birkhoff::io {
+namespace {
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("birkhoff_io_test_" + name)).string();
+}
+
+TEST(Npy, RoundTripsEveryDtypeAndShape) {
+  const std::vector<float> f = {1.5f, -2.f, 3.f, 4.f, 5.f, 6.f};
+  const std::vector<std::int64_t> shape = {2, 3};
+  const auto path = temp_path("f.npy");
+  write_npy(path, std::span<const std::int64_t>(shape), f.data());
+  const auto back = read_npy(path);
+  EXPECT_EQ(back.shape, shape);
+  const auto s = back.as<float>("x");
+  EXPECT_EQ(std::vector<float>(s.begin(), s.end()), f);
+  EXPECT_THROW(back.as<double>("x"), InvalidType);
+
+  const std::vector<std::int64_t> ids = {0, 1, 2, 3};
+  const std::vector<std::int64_t> shape1 = {4};
+  write_npy(path, std::span<const std::int64_t>(shape1), ids.data());
+  EXPECT_EQ(read_npy(path).shape, shape1);
+  std::remove(path.c_str());
+}
+
+TEST(Npy, RejectsGarbageMissingAndTruncatedFiles) {
+  EXPECT_THROW(read_npy(temp_path("does-not-exist.npy")), InvalidInput);
+  const auto path = temp_path("garbage.npy");
+  {
+    std::ofstream out(path);
+    out << "hello, this is not numpy";
+  }
+  EXPECT_THROW(read_npy(path), InvalidInput);
+  const std::vector<double> v(10, 1.0);
+  const std::vector<std::int64_t> shape = {10};
+  auto bytes = encode_npy(DType::Float64, shape, v.data());
+  bytes.resize(bytes.size() - 8);
+  EXPECT_THROW(parse_npy(bytes, "truncated"), InvalidInput);
+  std::remove(path.c_str());
+}
+
+TEST(Npz, RoundTripsSeveralMembers) {
+  const auto path = temp_path("a.npz");
+  const std::vector<float> f = {1, 2, 3};
+  const std::vector<std::int64_t> i = {7, 8};
+  {
+    NpzWriter w(path);
+    const std::vector<std::int64_t> s1 = {3}, s2 = {2, 1};
+    w.add("f", std::span<const std::int64_t>(s1), f.data());
+    w.add("ids", std::span<const std::int64_t>(s2), i.data());
+  }
+  const auto all = read_npz(path);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all.at("f").as<float>("f")[2], 3.0f);
+  EXPECT_EQ(all.at("ids").shape, (std::vector<std::int64_t>{2, 1}));
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace birkhoff::io
