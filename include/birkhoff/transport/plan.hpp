@@ -38,9 +38,6 @@ class TransportPlan {
   std::vector<T> dense() const;
 
  private:
-  struct Pass;
-  void rows_pass(MatrixView<const T> v, std::vector<T>& max, std::vector<T>& sum,
-                 std::vector<T>& values) const;
   OtProblem<T> problem_;
   std::int64_t n_ = 0, m_ = 0, d_ = 0;
   std::vector<T> f_, g_;

@@ -1,0 +1,92 @@
+#include "common.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "birkhoff/core/error.hpp"
+#include "birkhoff/core/system.hpp"
+
+namespace birkhoff::cli {
+
+Matrix load_matrix(const std::string& path, const std::string& what) {
+  Matrix m;
+  try {
+    m.array = io::read_npy(path);
+  } catch (const InvalidInput& e) {
+    throw InvalidInput(what + ": " + e.what());
+  }
+  if (m.array.dtype != io::DType::Float32 && m.array.dtype != io::DType::Float64)
+    throw InvalidType(what + ": " + path + " holds " + io::dtype_name(m.array.dtype) +
+                      "; expected float32 or float64");
+  if (m.array.shape.size() == 1) m.array.shape.push_back(1);
+  require(m.array.shape.size() == 2, what,
+          path + " must hold a 2-D (n, d) array, got " + std::to_string(m.array.shape.size()) + " dimensions");
+  m.rows = m.array.shape[0];
+  m.cols = m.array.shape[1];
+  return m;
+}
+
+template <class T>
+std::vector<T> load_vector(const std::string& path, const std::string& what) {
+  io::NpyArray a;
+  try {
+    a = io::read_npy(path);
+  } catch (const InvalidInput& e) {
+    throw InvalidInput(what + ": " + e.what());
+  }
+  require(a.shape.size() == 1, what, path + " must hold a 1-D array");
+  std::vector<T> out;
+  if (a.dtype == io::DType::Float32) {
+    for (float v : a.as<float>(what)) out.push_back(static_cast<T>(v));
+  } else if (a.dtype == io::DType::Float64) {
+    for (double v : a.as<double>(what)) out.push_back(static_cast<T>(v));
+  } else {
+    throw InvalidType(what + ": " + path + " holds " + io::dtype_name(a.dtype) +
+                      "; expected float32 or float64");
+  }
+  return out;
+}
+template std::vector<float> load_vector(const std::string&, const std::string&);
+template std::vector<double> load_vector(const std::string&, const std::string&);
+
+ProgressBar::ProgressBar(bool quiet)
+    : quiet_(quiet || !isatty(STDERR_FILENO)),
+      start_(std::chrono::steady_clock::now()),
+      last_(start_) {}
+
+ProgressBar::~ProgressBar() {
+  if (drawn_) std::fputc('\n', stderr);
+}
+
+ProgressCallback ProgressBar::callback() {
+  return [this](const ProgressInfo& info) {
+    if (quiet_) return true;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(100))
+      return true;
+    last_ = now;
+    drawn_ = true;
+    const double frac = info.total > 0 ? static_cast<double>(info.done) / static_cast<double>(info.total) : 0.0;
+    const int width = 30;
+    const int filled = static_cast<int>(frac * width);
+    std::fprintf(stderr, "\r%.*s [%s%s] %lld/%lld  %.1fs", static_cast<int>(info.stage.size()),
+                 info.stage.data(), std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                 std::string(static_cast<std::size_t>(width - filled), '.').c_str(),
+                 static_cast<long long>(info.done), static_cast<long long>(info.total),
+                 seconds_since(start_));
+    std::fflush(stderr);
+    return true;
+  };
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double peak_rss_mb() { return static_cast<double>(peak_rss_bytes()) / 1e6; }
+
+void print_json(const nlohmann::json& j) { std::cout << j.dump() << std::endl; }
+
+}  // namespace birkhoff::cli

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "birkhoff/core/progress.hpp"
+#include "birkhoff/io/npy.hpp"
+
+namespace birkhoff::cli {
+
+/// A 2-D float array loaded from a .npy file, as float32 or float64 (whichever the file has).
+struct Matrix {
+  io::NpyArray array;
+  std::int64_t rows = 0, cols = 0;
+  bool is_double() const { return array.dtype == io::DType::Float64; }
+};
+
+/// Loads an (n, d) float32/float64 .npy file; throws InvalidInput/InvalidType naming `what`.
+Matrix load_matrix(const std::string& path, const std::string& what);
+/// Loads an (n,) float .npy vector of weights converted to T; throws naming `what`.
+template <class T>
+std::vector<T> load_vector(const std::string& path, const std::string& what);
+
+/// A progress bar on stderr: silent for the first second, then redrawn at most 10 times a
+/// second; disabled by `quiet` or when stderr is not a terminal and `force` is unset.
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool quiet);
+  ~ProgressBar();
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
+  /// The callback to pass to a solver.
+  ProgressCallback callback();
+
+ private:
+  bool quiet_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point start_, last_;
+};
+
+/// Seconds since `start`.
+double seconds_since(std::chrono::steady_clock::time_point start);
+/// Peak RSS of this process in MB (10^6 bytes).
+double peak_rss_mb();
+/// Prints one JSON object on stdout.
+void print_json(const nlohmann::json& j);
+
+}  // namespace birkhoff::cli

@@ -1,0 +1,151 @@
+// `birkhoff transport SOURCE TARGET`: entropic OT between two .npy point clouds.
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "birkhoff/core/error.hpp"
+#include "birkhoff/io/npy.hpp"
+#include "birkhoff/transport/plan.hpp"
+#include "birkhoff/transport/sinkhorn.hpp"
+#include "commands.hpp"
+#include "common.hpp"
+
+namespace birkhoff::cli {
+namespace {
+
+struct TransportArgs {
+  std::string source, target, weights_a, weights_b, output, schedule = "symmetric";
+  double blur = 0.05, scaling = 0.5;
+  std::optional<double> tolerance, reach, diameter;
+  int iterations = 0, threads = 0, check_every = 5;
+  bool debias = false, half_cost = false, json = false, quiet = false, map = false,
+       gradient = false, no_extrapolation = false;
+};
+
+template <class T>
+void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym) {
+  const auto start = std::chrono::steady_clock::now();
+  require(args.schedule == "symmetric" || args.schedule == "alternating", "--schedule",
+          "must be symmetric or alternating");
+  std::vector<T> a, b;
+  if (!args.weights_a.empty()) a = load_vector<T>(args.weights_a, "--weights-a");
+  if (!args.weights_b.empty()) b = load_vector<T>(args.weights_b, "--weights-b");
+  transport::OtProblem<T> problem;
+  problem.x = {xm.array.template as<T>("SOURCE").data(), xm.rows, xm.cols};
+  problem.y = {ym.array.template as<T>("TARGET").data(), ym.rows, ym.cols};
+  problem.a = a;
+  problem.b = b;
+  problem.cost = args.half_cost ? transport::Cost::HalfSqEuclidean : transport::Cost::SqEuclidean;
+  problem.reach_a = args.reach;
+  problem.reach_b = args.reach;
+  transport::SinkhornOptions o;
+  o.blur = args.blur;
+  o.scaling = args.scaling;
+  o.diameter = args.diameter;
+  o.iterations = args.iterations;
+  o.tol = args.tolerance;
+  o.check_every = args.check_every;
+  o.num_threads = args.threads;
+  o.last_extrapolation = !args.no_extrapolation;
+  o.update = args.schedule == "alternating" ? transport::Update::Alternating : transport::Update::Symmetric;
+  ProgressBar bar(args.quiet || args.json);
+  o.progress = bar.callback();
+
+  transport::DivergenceResult<T> div;
+  if (args.debias) {
+    div = transport::sinkhorn_divergence(problem, o);
+  } else {
+    div.xy = transport::sinkhorn(problem, o);
+    div.loss = div.xy.loss;
+  }
+  const auto& r = div.xy;
+  if (!args.output.empty()) {
+    io::NpzWriter npz(args.output);
+    const std::vector<std::int64_t> sn = {xm.rows}, sm = {ym.rows}, snd = {xm.rows, xm.cols},
+                                    smd = {ym.rows, ym.cols};
+    npz.add("f", std::span<const std::int64_t>(sn), r.f.data());
+    npz.add("g", std::span<const std::int64_t>(sm), r.g.data());
+    if (args.map) {
+      const auto map = transport::TransportPlan<T>(problem, r, args.threads).barycentric_map();
+      npz.add("barycentric_map", std::span<const std::int64_t>(snd), map.data());
+    }
+    if (args.gradient) {
+      const auto grad = args.debias ? transport::gradients(problem, div, args.threads)
+                                    : transport::gradients(problem, r, args.threads);
+      npz.add("grad_x", std::span<const std::int64_t>(snd), grad.x.data());
+      npz.add("grad_y", std::span<const std::int64_t>(smd), grad.y.data());
+    }
+    npz.close();
+  }
+  const double seconds = seconds_since(start);
+  if (!r.converged)
+    std::fprintf(stderr,
+                 "birkhoff: warning: not converged: marginal error %.3g > %.3g; anneal more slowly "
+                 "(--scaling 0.9) or iterate at a fixed epsilon (--iterations N --tolerance T)\n",
+                 r.marginal_error, o.marginal_tol);
+  if (args.json) {
+    print_json({{"loss", div.loss},
+                {"transport_cost", r.transport_cost},
+                {"epsilon", r.epsilon},
+                {"iterations", r.iterations},
+                {"converged", r.converged},
+                {"stopped_early", r.stopped_early},
+                {"marginal_error", r.marginal_error},
+                {"n", xm.rows},
+                {"m", ym.rows},
+                {"d", xm.cols},
+                {"dtype", xm.is_double() ? "float64" : "float32"},
+                {"seconds", seconds},
+                {"peak_rss_mb", peak_rss_mb()}});
+  } else {
+    std::printf("%s %.9g  transport cost %.9g  epsilon %.3g  iterations %d  marginal error %.3g  %.3f s  peak RSS %.1f MB\n",
+                args.debias ? "divergence" : "loss", div.loss, r.transport_cost, r.epsilon,
+                r.iterations, r.marginal_error, seconds, peak_rss_mb());
+  }
+}
+
+}  // namespace
+
+void add_transport_command(CLI::App& app) {
+  auto args = std::make_shared<TransportArgs>();
+  auto* cmd = app.add_subcommand(
+      "transport",
+      "Entropic OT between two point clouds (.npy arrays of shape (n, d) and (m, d), float32 or "
+      "float64) with the streamed log-domain Sinkhorn iteration; memory O((n + m) d).");
+  cmd->add_option("SOURCE", args->source, "source points x, .npy (n, d)")->required();
+  cmd->add_option("TARGET", args->target, "target points y, .npy (m, d)")->required();
+  cmd->add_option("--weights-a", args->weights_a, "source weights a, .npy (n,); default uniform 1/n");
+  cmd->add_option("--weights-b", args->weights_b, "target weights b, .npy (m,); default uniform 1/m");
+  cmd->add_option("--blur", args->blur, "final blur; epsilon = blur^2 in cost units")->capture_default_str();
+  cmd->add_option("--scaling", args->scaling, "ratio between successive blurs, in (0, 1)")->capture_default_str();
+  cmd->add_option("--diameter", args->diameter, "start of the epsilon schedule (default: bounding box diagonal)");
+  cmd->add_option("--iterations", args->iterations, "fixed number of iterations at epsilon = blur^2, no annealing");
+  cmd->add_option("--tolerance", args->tolerance, "stop when the potentials move less than this (cost units)");
+  cmd->add_option("--check-every", args->check_every, "iterations between two tolerance checks")->capture_default_str();
+  cmd->add_option("--reach", args->reach, "unbalanced OT: marginal penalty rho = reach^2");
+  cmd->add_flag("--debias", args->debias, "debiased Sinkhorn divergence OT(a,b) - OT(a,a)/2 - OT(b,b)/2");
+  cmd->add_flag("--half-cost", args->half_cost, "cost |x - y|^2 / 2 (GeomLoss p = 2) instead of |x - y|^2");
+  cmd->add_flag("--no-extrapolation", args->no_extrapolation, "skip the last extrapolation sweep");
+  cmd->add_option("--schedule", args->schedule, "symmetric (GeomLoss) or alternating (OTT)")->capture_default_str();
+  cmd->add_option("--threads", args->threads, "OpenMP threads (0 = all cores)");
+  cmd->add_option("--output", args->output, "write f, g (and --map, --gradient) to this .npz");
+  cmd->add_flag("--map", args->map, "with --output: also the barycentric map (n, d)");
+  cmd->add_flag("--gradient", args->gradient, "with --output: also grad_x (n, d) and grad_y (m, d)");
+  cmd->add_flag("--json", args->json, "print one JSON object with the results");
+  cmd->add_flag("--quiet", args->quiet, "no progress bar");
+  cmd->callback([args] {
+    const Matrix x = load_matrix(args->source, "SOURCE");
+    const Matrix y = load_matrix(args->target, "TARGET");
+    if (x.array.dtype != y.array.dtype)
+      throw InvalidType("TARGET: dtype " + std::string(io::dtype_name(y.array.dtype)) +
+                        " differs from SOURCE's " + io::dtype_name(x.array.dtype));
+    if (x.is_double()) {
+      run<double>(*args, x, y);
+    } else {
+      run<float>(*args, x, y);
+    }
+  });
+}
+
+}  // namespace birkhoff::cli

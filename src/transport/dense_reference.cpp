@@ -1,0 +1,146 @@
+// Dense float64 twin of the streaming solver, written independently of it (no shifted
+// potentials, no kernels): every update is -eps * logsumexp_j(log w_j + (h_j - C_ij) / eps).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "birkhoff/transport/reference.hpp"
+
+namespace birkhoff::transport::reference {
+
+std::vector<double> cost_matrix(MatrixView<const double> x, MatrixView<const double> y, Cost cost) {
+  const double cs = cost == Cost::HalfSqEuclidean ? 0.5 : 1.0;
+  std::vector<double> c(static_cast<std::size_t>(x.rows * y.rows));
+  for (std::int64_t i = 0; i < x.rows; ++i)
+    for (std::int64_t j = 0; j < y.rows; ++j) {
+      double s = 0;
+      for (std::int64_t k = 0; k < x.cols; ++k) s += (x(i, k) - y(j, k)) * (x(i, k) - y(j, k));
+      c[static_cast<std::size_t>(i * y.rows + j)] = cs * s;
+    }
+  return c;
+}
+
+namespace {
+
+struct Side {
+  std::vector<double> w, logw;
+  double mass = 0;
+  std::optional<double> reach;
+};
+
+Side make_side(std::span<const double> w, std::int64_t n, std::optional<double> reach) {
+  Side s;
+  s.reach = reach;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double v = w.empty() ? 1.0 / static_cast<double>(n) : w[static_cast<std::size_t>(i)];
+    s.w.push_back(v);
+    s.logw.push_back(v > 0 ? std::log(v) : -std::numeric_limits<double>::infinity());
+    s.mass += v;
+  }
+  return s;
+}
+
+// out_i = lambda * (-eps * LSE_j(logw_j + (h_j - C_ij) / eps)); C given row-major (rows x cols)
+// or transposed.
+std::vector<double> softmin(const std::vector<double>& c, std::int64_t rows, std::int64_t cols,
+                            bool transposed, const Side& col, const std::vector<double>& h,
+                            double eps, double lambda) {
+  std::vector<double> out(static_cast<std::size_t>(rows));
+  std::vector<double> z(static_cast<std::size_t>(cols));
+  for (std::int64_t i = 0; i < rows; ++i) {
+    double mx = -std::numeric_limits<double>::infinity();
+    for (std::int64_t j = 0; j < cols; ++j) {
+      const double cij = transposed ? c[static_cast<std::size_t>(j * rows + i)] : c[static_cast<std::size_t>(i * cols + j)];
+      z[static_cast<std::size_t>(j)] = col.logw[static_cast<std::size_t>(j)] + (h[static_cast<std::size_t>(j)] - cij) / eps;
+      mx = std::max(mx, z[static_cast<std::size_t>(j)]);
+    }
+    double s = 0;
+    for (double v : z) s += std::exp(v - mx);
+    out[static_cast<std::size_t>(i)] = -lambda * eps * (mx + std::log(s));
+  }
+  return out;
+}
+
+double lambda_of(const Side& s, double eps) {
+  return s.reach ? 1.0 / (1.0 + eps / (*s.reach * *s.reach)) : 1.0;
+}
+
+double dual(const std::vector<double>& f, const std::vector<double>& g, const Side& a,
+            const Side& b, const std::vector<double>& c, double eps) {
+  // Exact dual objective: sum of the marginal terms minus eps <a x b, exp((f+g-C)/eps) - 1>.
+  double value = 0;
+  auto term = [](const std::vector<double>& h, const Side& s) {
+    double v = 0;
+    for (std::size_t i = 0; i < h.size(); ++i) {
+      if (s.w[i] == 0) continue;
+      if (s.reach) {
+        const double rho = *s.reach * *s.reach;
+        v += rho * s.w[i] * (1 - std::exp(-h[i] / rho));
+      } else {
+        v += s.w[i] * h[i];
+      }
+    }
+    return v;
+  };
+  value = term(f, a) + term(g, b);
+  double mass = 0;
+  for (std::size_t i = 0; i < f.size(); ++i)
+    for (std::size_t j = 0; j < g.size(); ++j)
+      mass += a.w[i] * b.w[j] * std::exp((f[i] + g[j] - c[i * g.size() + j]) / eps);
+  return value - eps * (mass - a.mass * b.mass);
+}
+
+}  // namespace
+
+DenseResult sinkhorn_dense(const OtProblem<double>& problem, const SinkhornOptions& options,
+                           bool debias) {
+  validate(problem, options);
+  const std::int64_t n = problem.x.rows, m = problem.y.rows;
+  const Side a = make_side(problem.a, n, problem.reach_a);
+  const Side b = make_side(problem.b, m, problem.reach_b);
+  const Side aa = make_side(problem.a, n, problem.reach_a);
+  const Side bb = make_side(problem.b, m, problem.reach_b);
+  const auto cxy = cost_matrix(problem.x, problem.y, problem.cost);
+  const auto cxx = cost_matrix(problem.x, problem.x, problem.cost);
+  const auto cyy = cost_matrix(problem.y, problem.y, problem.cost);
+  const double diameter =
+      options.diameter.value_or(std::max(bounding_diameter(problem.x, problem.y), options.blur));
+  const auto eps_list = epsilon_schedule(options, diameter);
+  std::vector<double> f(static_cast<std::size_t>(n), 0.0), g(static_cast<std::size_t>(m), 0.0);
+  std::vector<double> faa = f, gbb = g;
+  const bool alternating = options.update == Update::Alternating;
+  auto avg = [](std::vector<double>& u, const std::vector<double>& v, double w) {
+    for (std::size_t i = 0; i < u.size(); ++i) u[i] = (1 - w) * u[i] + w * v[i];
+  };
+  auto sweep = [&](double eps, double w) {
+    const double la = lambda_of(a, eps), lb = lambda_of(b, eps);
+    const auto ft = softmin(cxy, n, m, false, b, g, eps, la);
+    if (alternating) avg(f, ft, w);
+    const auto gt = softmin(cxy, m, n, true, a, f, eps, lb);
+    if (!alternating) avg(f, ft, w);
+    avg(g, gt, w);
+    if (debias) {
+      const double ws = alternating ? 0.5 : w;
+      const auto fa = softmin(cxx, n, n, false, aa, faa, eps, la);
+      const auto gb = softmin(cyy, m, m, false, bb, gbb, eps, lb);
+      avg(faa, fa, ws);
+      avg(gbb, gb, ws);
+    }
+  };
+  if (!alternating) sweep(eps_list.front(), 1.0);
+  for (double eps : eps_list) sweep(eps, alternating ? 1.0 : 0.5);
+  if (!alternating && options.last_extrapolation) sweep(eps_list.back(), 1.0);
+  DenseResult r;
+  r.epsilon = eps_list.back();
+  r.f = f;
+  r.g = g;
+  r.loss = dual(f, g, a, b, cxy, r.epsilon);
+  if (debias) {
+    r.f_aa = faa;
+    r.g_bb = gbb;
+    r.loss -= 0.5 * dual(faa, faa, aa, aa, cxx, r.epsilon) + 0.5 * dual(gbb, gbb, bb, bb, cyy, r.epsilon);
+  }
+  return r;
+}
+
+}  // namespace birkhoff::transport::reference

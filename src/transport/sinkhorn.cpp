@@ -1,0 +1,279 @@
+#include "birkhoff/transport/sinkhorn.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "birkhoff/core/error.hpp"
+#include "birkhoff/core/system.hpp"
+#include "transport/geometry.hpp"
+#include "transport/solver.hpp"
+
+namespace birkhoff::transport {
+namespace detail {
+namespace {
+
+template <class T>
+double max_abs_diff(const std::vector<T>& u, const std::vector<T>& v) {
+  double e = 0;
+  for (std::size_t i = 0; i < u.size(); ++i)
+    e = std::max(e, std::abs(static_cast<double>(u[i]) - static_cast<double>(v[i])));
+  return e;
+}
+
+// h <- (1 - w) h + w (lambda H - (1 - lambda) sqnorm): the damped, averaged update of a shifted
+// potential (FlashSinkhorn §2.5; the sqnorm term makes damping act on the standard potential).
+template <class T>
+void relax(std::vector<T>& h, const std::vector<T>& candidate, const std::vector<T>& sqnorm,
+           double w, double lambda) {
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    const double target = lambda * candidate[i] - (1.0 - lambda) * sqnorm[i];
+    h[i] = static_cast<T>((1.0 - w) * h[i] + w * target);
+  }
+}
+
+}  // namespace
+
+template <class T>
+Solver<T>::Solver(const OtProblem<T>& problem, const SinkhornOptions& options, bool debias)
+    : problem_(problem), options_(options), debias_(debias) {
+  validate(problem, options);
+  if (debias)
+    require(problem.reach_a.has_value() == problem.reach_b.has_value(), "reach_b",
+            "the debiased divergence needs both reach_a and reach_b, or neither");
+  const double cs = cost_scale(problem.cost);
+  kappa_ = 2.0 * cs;
+  threads_ = resolve_threads(options.num_threads);
+  const auto centre = joint_centre(problem.x, problem.y);
+  x_ = make_cloud(problem.x, problem.a, centre, cs);
+  y_ = make_cloud(problem.y, problem.b, centre, cs);
+  const double diameter =
+      options.diameter.value_or(std::max(bounding_diameter(problem.x, problem.y), options.blur));
+  eps_ = epsilon_schedule(options, diameter);
+}
+
+template <class T>
+void Solver<T>::sweep(double eps, double w, bool alternating) {
+  const double la = damping(problem_.reach_a, eps), lb = damping(problem_.reach_b, eps);
+  softmin(x_, y_, gh_.data(), eps, kappa_, threads_, scratch_, cand_f_);
+  if (alternating) relax(fh_, cand_f_, x_.sqnorm, w, la);
+  softmin(y_, x_, fh_.data(), eps, kappa_, threads_, scratch_, cand_g_);
+  if (!alternating) relax(fh_, cand_f_, x_.sqnorm, w, la);
+  relax(gh_, cand_g_, y_.sqnorm, w, lb);
+  if (debias_) {
+    // Self terms are symmetric problems: averaged updates keep f_aa = g_aa ([feydy2019] §3.1).
+    const double ws = alternating ? 0.5 : w;
+    softmin(x_, x_, fah_.data(), eps, kappa_, threads_, scratch_, cand_f_);
+    relax(fah_, cand_f_, x_.sqnorm, ws, la);
+    softmin(y_, y_, gbh_.data(), eps, kappa_, threads_, scratch_, cand_g_);
+    relax(gbh_, cand_g_, y_.sqnorm, ws, lb);
+  }
+}
+
+template <class T>
+double Solver<T>::change_since(const std::vector<std::vector<T>>& snapshot) const {
+  double e = std::max(max_abs_diff(fh_, snapshot[0]), max_abs_diff(gh_, snapshot[1]));
+  if (debias_) e = std::max({e, max_abs_diff(fah_, snapshot[2]), max_abs_diff(gbh_, snapshot[3])});
+  return e;
+}
+
+template <class T>
+void Solver<T>::run() {
+  fh_.assign(x_.sqnorm.size(), T(0));
+  gh_.assign(y_.sqnorm.size(), T(0));
+  for (std::size_t i = 0; i < fh_.size(); ++i) fh_[i] = -x_.sqnorm[i];
+  for (std::size_t j = 0; j < gh_.size(); ++j) gh_[j] = -y_.sqnorm[j];
+  if (debias_) {
+    fah_ = fh_;
+    gbh_ = gh_;
+  }
+  const bool alternating = options_.update == Update::Alternating;
+  const auto total = static_cast<std::int64_t>(eps_.size()) + (alternating ? 0 : 2);
+  std::int64_t done = 0;
+  auto step = [&](double eps, double w) {
+    sweep(eps, w, alternating);
+    ++iterations_;
+    report_progress(options_.progress, "sinkhorn", ++done, total);
+  };
+  // GeomLoss's initial softmin: one plain step from zero potentials at the first epsilon.
+  if (!alternating) step(eps_.front(), 1.0);
+  std::vector<std::vector<T>> snapshot;
+  // Early stopping is checked only once epsilon has reached its final value, so a stop never
+  // returns potentials of a larger epsilon than asked for (the reference can stop mid-annealing).
+  std::size_t final_steps = 0;
+  for (std::size_t k = 0; k < eps_.size(); ++k) {
+    step(eps_[k], alternating ? 1.0 : 0.5);
+    epsilon_ = eps_[k];
+    if (eps_[k] != eps_.back()) continue;
+    ++final_steps;
+    if (options_.tol && final_steps % static_cast<std::size_t>(options_.check_every) == 0) {
+      if (!snapshot.empty()) {
+        const double e = change_since(snapshot);
+        errors_.push_back(e);
+        if (e <= *options_.tol) {
+          stopped_early_ = true;
+          break;
+        }
+      }
+      snapshot = {fh_, gh_, fah_, gbh_};
+    }
+  }
+  fh_grad_ = fh_;
+  gh_grad_ = gh_;
+  fah_grad_ = fah_;
+  gbh_grad_ = gbh_;
+  if (!alternating && options_.last_extrapolation) {
+    // Extrapolation: f becomes an exact (damped) c-transform of g_grad, which makes the
+    // envelope gradient computed from g_grad the gradient of the returned value.
+    step(epsilon_, 1.0);
+  }
+}
+
+template <class T>
+std::vector<T> Solver<T>::standard(const std::vector<T>& hat, const Cloud<T>& c) {
+  std::vector<T> out(hat.size());
+  for (std::size_t i = 0; i < hat.size(); ++i) out[i] = hat[i] + c.sqnorm[i];
+  return out;
+}
+
+template <class T>
+double Solver<T>::dual_value(const std::vector<T>& f, const std::vector<T>& g,
+                             const Cloud<T>& a, const Cloud<T>& b,
+                             const std::optional<double>& reach_a,
+                             const std::optional<double>& reach_b, double eps) {
+  // The dual objective at the potentials (FlashSinkhorn §1.3-1.4, §4.3): a relaxed side with
+  // rho contributes rho <w, 1 - exp(-h/rho)>, a hard side <w, h>; the entropic term is
+  // -eps (mass(P) - |a| |b|), with mass(P) estimated from the potentials.
+  double value = 0, mass_a = 0, mass_b = 0;
+  for (int side = 0; side < 2; ++side) {
+    const auto& h = side == 0 ? f : g;
+    const auto& c = side == 0 ? a : b;
+    const auto& reach = side == 0 ? reach_a : reach_b;
+    double& mass = side == 0 ? mass_a : mass_b;
+    for (std::size_t i = 0; i < h.size(); ++i) {
+      const double w = c.weights[i];
+      if (w == 0) continue;
+      if (reach) {
+        const double rho = *reach * *reach;
+        const double e = std::exp(-static_cast<double>(h[i]) / rho);
+        value += rho * w * (1.0 - e);
+        mass += w * e;
+      } else {
+        value += w * static_cast<double>(h[i]);
+        mass += w;
+      }
+    }
+  }
+  double plan_mass;
+  if (reach_a && reach_b) {
+    plan_mass = 0.5 * (mass_a + mass_b);
+  } else {
+    plan_mass = reach_a ? mass_b : mass_a;
+  }
+  return value - eps * (plan_mass - a.mass * b.mass);
+}
+
+template <class T>
+void Solver<T>::plan_statistics(SinkhornResult<T>& r) const {
+  // One pass with values [y | beta] gives row masses and <P, C>; one column pass gives the
+  // column masses. P_ij = 2^(log2e (log a_i + f_hat_i / eps) + M_i) * 2^(z_ij - M_i).
+  const std::int64_t d = x_.d;
+  std::vector<T> values(static_cast<std::size_t>(y_.n * (d + 1)));
+  for (std::int64_t j = 0; j < y_.n; ++j) {
+    std::copy_n(y_.points.begin() + j * d, d, values.begin() + j * (d + 1));
+    values[static_cast<std::size_t>(j * (d + 1) + d)] = y_.sqnorm[static_cast<std::size_t>(j)];
+  }
+  const double eps = epsilon_;
+  LseOut<T> out;
+  lse_pass(x_, y_, gh_.data(), eps, kappa_, threads_, out, values.data(), d + 1);
+  double row_err = 0, cost = 0;
+  for (std::int64_t i = 0; i < x_.n; ++i) {
+    const auto si = static_cast<std::size_t>(i);
+    const double factor =
+        x_.weights[si] > 0
+            ? std::exp2(kLog2e * (static_cast<double>(x_.logw[si]) + fh_[si] / eps) + out.max[si])
+            : 0.0;
+    const double mass = factor * out.sum[si];
+    row_err += std::abs(mass - x_.weights[si]);
+    const T* o = out.values.data() + i * (d + 1);
+    double dot = 0;
+    for (std::int64_t k = 0; k < d; ++k) dot += static_cast<double>(x_.points[static_cast<std::size_t>(i * d + k)]) * o[k];
+    cost += mass * x_.sqnorm[si] + factor * (static_cast<double>(o[d]) - kappa_ * dot);
+  }
+  lse_pass(y_, x_, fh_.data(), eps, kappa_, threads_, out);
+  double col_err = 0;
+  for (std::int64_t j = 0; j < y_.n; ++j) {
+    const auto sj = static_cast<std::size_t>(j);
+    const double factor =
+        y_.weights[sj] > 0
+            ? std::exp2(kLog2e * (static_cast<double>(y_.logw[sj]) + gh_[sj] / eps) + out.max[sj])
+            : 0.0;
+    col_err += std::abs(factor * out.sum[sj] - y_.weights[sj]);
+  }
+  r.transport_cost = cost;
+  double err = 0;
+  if (!problem_.reach_a) err = std::max(err, row_err / x_.mass);
+  if (!problem_.reach_b) err = std::max(err, col_err / y_.mass);
+  r.marginal_error = err;
+  r.converged = err <= options_.marginal_tol;
+}
+
+template <class T>
+SinkhornResult<T> Solver<T>::result() const {
+  SinkhornResult<T> r;
+  r.f = standard(fh_, x_);
+  r.g = standard(gh_, y_);
+  r.f_grad = standard(fh_grad_, x_);
+  r.g_grad = standard(gh_grad_, y_);
+  r.epsilon = epsilon_;
+  r.iterations = iterations_;
+  r.stopped_early = stopped_early_;
+  r.errors = errors_;
+  r.loss = dual_value(r.f, r.g, x_, y_, problem_.reach_a, problem_.reach_b, epsilon_);
+  plan_statistics(r);
+  return r;
+}
+
+template <class T>
+DivergenceResult<T> Solver<T>::divergence() const {
+  DivergenceResult<T> r;
+  r.xy = result();
+  r.f_aa = standard(fah_, x_);
+  r.g_bb = standard(gbh_, y_);
+  r.f_aa_grad = standard(fah_grad_, x_);
+  r.g_bb_grad = standard(gbh_grad_, y_);
+  // Self terms: symmetric potentials (f = g = f_aa), so OT(a,a) = dual_value(f_aa, f_aa).
+  const double oaa = dual_value(r.f_aa, r.f_aa, x_, x_, problem_.reach_a, problem_.reach_a, epsilon_);
+  const double obb = dual_value(r.g_bb, r.g_bb, y_, y_, problem_.reach_b, problem_.reach_b, epsilon_);
+  r.loss = r.xy.loss - 0.5 * oaa - 0.5 * obb;
+  return r;
+}
+
+template class Solver<float>;
+template class Solver<double>;
+
+}  // namespace detail
+
+template <class T>
+SinkhornResult<T> sinkhorn(const OtProblem<T>& problem, const SinkhornOptions& options) {
+  detail::Solver<T> solver(problem, options, false);
+  solver.run();
+  return solver.result();
+}
+
+template <class T>
+DivergenceResult<T> sinkhorn_divergence(const OtProblem<T>& problem,
+                                        const SinkhornOptions& options) {
+  detail::Solver<T> solver(problem, options, true);
+  solver.run();
+  return solver.divergence();
+}
+
+template SinkhornResult<float> sinkhorn(const OtProblem<float>&, const SinkhornOptions&);
+template SinkhornResult<double> sinkhorn(const OtProblem<double>&, const SinkhornOptions&);
+template DivergenceResult<float> sinkhorn_divergence(const OtProblem<float>&,
+                                                     const SinkhornOptions&);
+template DivergenceResult<double> sinkhorn_divergence(const OtProblem<double>&,
+                                                      const SinkhornOptions&);
+
+}  // namespace birkhoff::transport

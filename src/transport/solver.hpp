@@ -1,0 +1,47 @@
+// PRIVATE: the Sinkhorn loop shared by sinkhorn() and sinkhorn_divergence().
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "transport/geometry.hpp"
+
+namespace birkhoff::transport::detail {
+
+template <class T>
+class Solver {
+ public:
+  Solver(const OtProblem<T>& problem, const SinkhornOptions& options, bool debias);
+  void run();
+  SinkhornResult<T> result() const;
+  DivergenceResult<T> divergence() const;
+
+  static std::vector<T> standard(const std::vector<T>& hat, const Cloud<T>& c);
+  static double dual_value(const std::vector<T>& f, const std::vector<T>& g, const Cloud<T>& a,
+                           const Cloud<T>& b, const std::optional<double>& reach_a,
+                           const std::optional<double>& reach_b, double eps);
+
+ private:
+  void sweep(double eps, double w, bool alternating);
+  double change_since(const std::vector<std::vector<T>>& snapshot) const;
+  void plan_statistics(SinkhornResult<T>& r) const;
+
+  OtProblem<T> problem_;
+  SinkhornOptions options_;
+  bool debias_;
+  double kappa_ = 2;
+  int threads_ = 1;
+  Cloud<T> x_, y_;
+  std::vector<double> eps_;
+  // Shifted potentials (f - alpha, g - beta); the *_grad_ copies are the pre-extrapolation ones.
+  std::vector<T> fh_, gh_, fah_, gbh_;
+  std::vector<T> fh_grad_, gh_grad_, fah_grad_, gbh_grad_;
+  std::vector<T> cand_f_, cand_g_;
+  mutable LseOut<T> scratch_;
+  double epsilon_ = 0;
+  int iterations_ = 0;
+  bool stopped_early_ = false;
+  std::vector<double> errors_;
+};
+
+}  // namespace birkhoff::transport::detail

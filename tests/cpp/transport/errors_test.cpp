@@ -1,0 +1,112 @@
+// Every bad input is an InvalidInput whose message starts with the argument's name.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "birkhoff/core/error.hpp"
+#include "birkhoff/transport/plan.hpp"
+#include "birkhoff/transport/sinkhorn.hpp"
+#include "transport/fixtures.hpp"
+
+namespace birkhoff::transport {
+namespace {
+
+using testing::Instance;
+
+template <class F>
+void expect_invalid(F f, const std::string& argument) {
+  try {
+    f();
+    ADD_FAILURE() << "no exception for " << argument;
+  } catch (const InvalidInput& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(argument + ":", 0), 0u) << e.what();
+  }
+}
+
+TEST(SinkhornErrors, NameTheOffendingArgument) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  auto solve = [](const Instance<double>& i, SinkhornOptions o = {}) { return sinkhorn(i.problem(), o); };
+
+  Instance<double> empty(5, 5, 2, 1);
+  auto p = empty.problem();
+  p.x.rows = 0;
+  expect_invalid([&] { sinkhorn(p); }, "x");
+  p = empty.problem();
+  p.y.rows = 0;
+  p.b = {};
+  expect_invalid([&] { sinkhorn(p); }, "y");
+
+  Instance<double> mismatch(5, 5, 2, 1);
+  auto pm = mismatch.problem();
+  pm.y.cols = 1;
+  pm.y.stride = 2;
+  expect_invalid([&] { sinkhorn(pm); }, "y");
+
+  for (double bad : {nan, inf}) {
+    Instance<double> i(5, 6, 2, 1);
+    i.x[3] = bad;
+    expect_invalid([&] { solve(i); }, "x");
+    Instance<double> j(5, 6, 2, 1);
+    j.y[0] = bad;
+    expect_invalid([&] { solve(j); }, "y");
+    Instance<double> k(5, 6, 2, 1);
+    k.a[1] = bad;
+    expect_invalid([&] { solve(k); }, "a");
+  }
+  Instance<double> neg(5, 6, 2, 1);
+  neg.b[2] = -0.1;
+  expect_invalid([&] { solve(neg); }, "b");
+  Instance<double> zero(5, 6, 2, 1);
+  for (auto& v : zero.a) v = 0;
+  expect_invalid([&] { solve(zero); }, "a");
+  Instance<double> len(5, 6, 2, 1);
+  len.a.pop_back();
+  expect_invalid([&] { solve(len); }, "a");
+  Instance<double> masses(5, 6, 2, 1);
+  for (auto& v : masses.a) v *= 2;
+  expect_invalid([&] { solve(masses); }, "b");
+  masses.reach_a = 1.0;  // unbalanced: unequal masses are fine
+  EXPECT_NO_THROW(solve(masses));
+
+  Instance<double> ok(5, 6, 2, 1);
+  for (double blur : {0.0, -1.0, nan, inf}) {
+    SinkhornOptions o;
+    o.blur = blur;
+    expect_invalid([&] { solve(ok, o); }, "blur");
+  }
+  for (double s : {0.0, 1.0, 1.5}) {
+    SinkhornOptions o;
+    o.scaling = s;
+    expect_invalid([&] { solve(ok, o); }, "scaling");
+  }
+  ok.reach_a = -1.0;
+  expect_invalid([&] { solve(ok); }, "reach_a");
+}
+
+TEST(SinkhornErrors, CancellationComesFromTheProgressCallback) {
+  Instance<float> i(20, 20, 2, 1);
+  SinkhornOptions o;
+  int calls = 0;
+  o.progress = [&](const ProgressInfo& info) {
+    EXPECT_EQ(info.stage, "sinkhorn");
+    return ++calls < 3;
+  };
+  EXPECT_THROW(sinkhorn(i.problem(), o), Cancelled);
+  EXPECT_EQ(calls, 3);
+}
+
+TEST(PlanErrors, RejectShapeMismatchAndNonFiniteVectors) {
+  Instance<double> i(5, 6, 2, 1);
+  const auto r = sinkhorn(i.problem());
+  TransportPlan<double> plan(i.problem(), r);
+  std::vector<double> v(5), out(5);
+  expect_invalid([&] { plan.apply(MatrixView<const double>(v.data(), 5, 1), MatrixView<double>(out.data(), 5, 1)); }, "v");
+  std::vector<double> v6(6, std::nan("")), out6(5);
+  expect_invalid([&] { plan.apply(MatrixView<const double>(v6.data(), 6, 1), MatrixView<double>(out6.data(), 5, 1)); }, "v");
+}
+
+}  // namespace
+}  // namespace birkhoff::transport

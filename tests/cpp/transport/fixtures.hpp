@@ -1,0 +1,74 @@
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "birkhoff/transport/sinkhorn.hpp"
+
+namespace birkhoff::transport::testing {
+
+/// A random problem that owns its arrays: x ~ N(0, I), y ~ N(shift, I), weights U(0.1, 1.1)
+/// normalised to unit mass (or uniform when `uniform`), optionally with some zero weights.
+template <class T>
+struct Instance {
+  std::int64_t n, m, d;
+  std::vector<T> x, y, a, b;
+  Cost cost = Cost::SqEuclidean;
+  std::optional<double> reach_a, reach_b;
+
+  Instance(std::int64_t n_, std::int64_t m_, std::int64_t d_, unsigned seed, bool uniform = false,
+           bool zeros = false, double shift = 0.5)
+      : n(n_), m(m_), d(d_) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> normal;
+    std::uniform_real_distribution<double> unif(0.1, 1.1);
+    for (std::int64_t i = 0; i < n * d; ++i) x.push_back(static_cast<T>(normal(rng)));
+    for (std::int64_t i = 0; i < m * d; ++i) y.push_back(static_cast<T>(normal(rng) + shift));
+    if (!uniform) {
+      a = weights(n, rng, unif, zeros);
+      b = weights(m, rng, unif, zeros);
+    }
+  }
+
+  static std::vector<T> weights(std::int64_t k, std::mt19937& rng,
+                                std::uniform_real_distribution<double>& unif, bool zeros) {
+    std::vector<double> w(static_cast<std::size_t>(k));
+    double s = 0;
+    for (std::int64_t i = 0; i < k; ++i) {
+      w[static_cast<std::size_t>(i)] = (zeros && i % 5 == 2) ? 0.0 : unif(rng);
+      s += w[static_cast<std::size_t>(i)];
+    }
+    std::vector<T> out;
+    for (double v : w) out.push_back(static_cast<T>(v / s));
+    return out;
+  }
+
+  OtProblem<T> problem() const {
+    OtProblem<T> p;
+    p.x = {x.data(), n, d};
+    p.y = {y.data(), m, d};
+    p.a = a;
+    p.b = b;
+    p.cost = cost;
+    p.reach_a = reach_a;
+    p.reach_b = reach_b;
+    return p;
+  }
+};
+
+inline double max_diff_up_to_constant(const std::vector<double>& u, const std::vector<double>& v) {
+  double shift = 0;
+  for (std::size_t i = 0; i < u.size(); ++i) shift += u[i] - v[i];
+  shift /= static_cast<double>(u.size());
+  double e = 0;
+  for (std::size_t i = 0; i < u.size(); ++i) e = std::max(e, std::abs(u[i] - v[i] - shift));
+  return e;
+}
+
+template <class T>
+std::vector<double> as_double(const std::vector<T>& v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+}  // namespace birkhoff::transport::testing
