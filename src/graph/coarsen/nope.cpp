@@ -154,10 +154,10 @@ class Loop {
     std::fill(size_.begin(), size_.begin() + n_, 1.0f);
     deg_.assign(static_cast<std::size_t>(ids), 0);
     adj_.resize(static_cast<std::size_t>(ids));
-    stamp_.assign(static_cast<std::size_t>(ids), 0);
+    mark_.assign(static_cast<std::size_t>(ids), 0);
     if constexpr (kNope) {
       sigma_.assign(static_cast<std::size_t>(ids), 0.0f);
-      stamp_dot_.assign(static_cast<std::size_t>(ids), 0.0f);
+      mark_dot_.assign(static_cast<std::size_t>(ids), 0.0f);
     }
     initialise();
 
@@ -350,29 +350,31 @@ class Loop {
 
     auto& ln = adj_[n];
     ln.resize(dn);
-    ++cur_stamp_;
     if constexpr (kNope) {
       // sigma_n from scratch; sigma_m updated as the reference does (design note §3.1).
       const float* xn = features_.row(n);
+      const auto dn_signed = static_cast<std::int64_t>(dn);
+      for (std::int64_t t = 0; t < dn_signed; ++t) {
+        ln[t] = IdDot{nb_[t], detail::dot(features_.row(nb_[t]), xn, d_)};
+      }
       for (std::size_t t = 0; t < dn; ++t) {
         const Id m = nb_[t];
-        const float dmn = detail::dot(features_.row(m), xn, d_);
-        ln[t] = IdDot{m, dmn};
+        const float dmn = ln[t].dot;
         float upd = dmn * dmn;
         if (from_[t] & 1) upd = upd - dot_u_[t] * dot_u_[t];
         if (from_[t] & 2) upd = upd - dot_v_[t] * dot_v_[t];
         float s = sigma_[m] + upd;
         if (opt_.clamp_interference && s < 0.0f) s = 0.0f;
         sigma_[m] = s;
-        stamp_[m] = cur_stamp_;
-        stamp_dot_[m] = dmn;
+        mark_[m] = 1;
+        mark_dot_[m] = dmn;
       }
       sigma_[n] = detail::pairwise_sum(static_cast<std::int64_t>(dn),
                                        [&ln](std::int64_t t) { return ln[t].dot * ln[t].dot; });
     } else {
       for (std::size_t t = 0; t < dn; ++t) {
         ln[t] = nb_[t];
-        stamp_[nb_[t]] = cur_stamp_;
+        mark_[nb_[t]] = 1;
       }
     }
     deg_[n] = static_cast<std::int64_t>(dn);
@@ -396,21 +398,26 @@ class Loop {
     }
 
     // Score the new pairs (m, n), m < n, with the updated state; nothing else is re-scored.
-    for (std::size_t t = 0; t < dn; ++t) {
+    keys_.resize(dn);
+    const auto dn_signed = static_cast<std::int64_t>(dn);
+    for (std::int64_t t = 0; t < dn_signed; ++t) {
       const Id m = nb_[t];
       const auto& lm = adj_[m];
       std::int64_t inter = 0;
       float c = 0.0f;
       const std::size_t len = lm.size();
       if (len <= dn * static_cast<std::size_t>(std::bit_width(len))) {
-        for (const Entry& e : lm) {
-          const Id k = id_of(e);
-          if (stamp_[k] != cur_stamp_) continue;
-          ++inter;
-          if constexpr (kNope) {
-            const float diff = e.dot - stamp_dot_[k];
+        const std::uint8_t* mark = mark_.data();
+        if constexpr (kNope) {
+          const float* mark_dot = mark_dot_.data();
+          for (const Entry& e : lm) {
+            if (!mark[e.id]) continue;
+            ++inter;
+            const float diff = e.dot - mark_dot[e.id];
             c += diff * diff;
           }
+        } else {
+          for (const Entry& e : lm) inter += mark[e];
         }
       } else {
         for_common(ln.data(), dn, lm.data(), len, [&](std::size_t a, std::size_t b) {
@@ -427,8 +434,12 @@ class Loop {
       } else {
         key = star_key(m, n, inter);
       }
-      heap_.push_back(HeapEntry{key, m, n});
+      keys_[t] = key;
+    }
+    for (std::size_t t = 0; t < dn; ++t) {
+      heap_.push_back(HeapEntry{keys_[t], nb_[t], n});
       std::push_heap(heap_.begin(), heap_.end(), After{});
+      mark_[nb_[t]] = 0;
     }
     pushes_ += static_cast<std::int64_t>(dn);
   }
@@ -449,9 +460,9 @@ class Loop {
   std::vector<std::int64_t> deg_;
   std::vector<float> sigma_;
   std::vector<std::vector<Entry>> adj_;
-  std::vector<std::uint32_t> stamp_;
-  std::vector<float> stamp_dot_;
-  std::uint32_t cur_stamp_ = 0;
+  // Members of N(n) during one merge (1 = member; cleared at the end) and, for NOPE, <x_k, x_n>.
+  std::vector<std::uint8_t> mark_;
+  std::vector<float> mark_dot_;
   std::vector<HeapEntry> heap_;
   std::int64_t live_edges_ = 0;
   std::int64_t pushes_ = 0;
@@ -459,6 +470,7 @@ class Loop {
   std::vector<Id> nb_;
   std::vector<std::uint8_t> from_;
   std::vector<float> dot_u_, dot_v_;
+  std::vector<double> keys_;
 };
 
 }  // namespace
