@@ -105,6 +105,26 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym) {
   }
 }
 
+// The core names its arguments as the library does (x, y, a, b, blur); the CLI user typed
+// SOURCE, TARGET, --weights-a, ...: say both.
+[[noreturn]] void rethrow_with_cli_names(const InvalidInput& e) {
+  static const std::pair<const char*, const char*> names[] = {
+      {"x", "SOURCE"},         {"y", "TARGET"},          {"a", "--weights-a"},
+      {"b", "--weights-b"},    {"blur", "--blur"},       {"scaling", "--scaling"},
+      {"reach_a", "--reach"},  {"reach_b", "--reach"},   {"diameter", "--diameter"},
+      {"iterations", "--iterations"}, {"check_every", "--check-every"}, {"tol", "--tolerance"}};
+  const std::string what = e.what();
+  for (const auto& [core, cli] : names) {
+    const std::string prefix = std::string(core) + ": ";
+    if (what.rfind(prefix, 0) == 0) {
+      const std::string message = std::string(cli) + " (" + core + "): " + what.substr(prefix.size());
+      if (dynamic_cast<const InvalidType*>(&e)) throw InvalidType(message);
+      throw InvalidInput(message);
+    }
+  }
+  throw;
+}
+
 }  // namespace
 
 void add_transport_command(CLI::App& app) {
@@ -140,10 +160,14 @@ void add_transport_command(CLI::App& app) {
     if (x.array.dtype != y.array.dtype)
       throw InvalidType("TARGET: dtype " + std::string(io::dtype_name(y.array.dtype)) +
                         " differs from SOURCE's " + io::dtype_name(x.array.dtype));
-    if (x.is_double()) {
-      run<double>(*args, x, y);
-    } else {
-      run<float>(*args, x, y);
+    try {
+      if (x.is_double()) {
+        run<double>(*args, x, y);
+      } else {
+        run<float>(*args, x, y);
+      }
+    } catch (const InvalidInput& e) {
+      rethrow_with_cli_names(e);
     }
   });
 }

@@ -1,0 +1,10 @@
+"""birkhoff: optimal transport, graph coarsening and graph alignment at scale, in linear memory.
+
+The native core is C++ (streamed, SIMD, OpenMP); this package gives it the signatures users
+know from POT, GeomLoss and PyTorch Geometric, with numpy arrays in and out without copies.
+"""
+
+from .transport import SamplesLoss, SinkhornResult, sinkhorn, sinkhorn_divergence
+
+__all__ = ["SamplesLoss", "SinkhornResult", "sinkhorn", "sinkhorn_divergence"]
+__version__ = "0.1.0"

@@ -1,0 +1,27 @@
+// The extension module birkhoff._birkhoff: one register_* function per domain.
+#include <nanobind/nanobind.h>
+
+#include "birkhoff/core/error.hpp"
+
+namespace nb = nanobind;
+
+namespace birkhoff::python {
+void register_transport(nb::module_& m);
+}  // namespace birkhoff::python
+
+NB_MODULE(_birkhoff, m) {
+  m.doc() = "Native core of birkhoff (see the birkhoff package for the documented API).";
+  // InvalidType -> TypeError, other InvalidInput -> ValueError, Cancelled -> KeyboardInterrupt.
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const birkhoff::InvalidType& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const birkhoff::InvalidInput& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const birkhoff::Cancelled&) {
+      PyErr_SetNone(PyExc_KeyboardInterrupt);
+    }
+  });
+  birkhoff::python::register_transport(m);
+}

@@ -1,0 +1,142 @@
+"""Transport: parity with POT, closed forms, gradients, plan products, threads."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import birkhoff
+
+ot = pytest.importorskip("ot")
+
+
+def _weights(rng, k, uniform):
+    if uniform:
+        return np.full(k, 1.0 / k)
+    w = rng.uniform(0.1, 1.1, k)
+    return w / w.sum()
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 10])
+@pytest.mark.parametrize("blur", [0.3, 1.0])
+@pytest.mark.parametrize("uniform", [True, False], ids=["uniform", "random-weights"])
+def test_potentials_and_cost_match_pot_sinkhorn_log(rng, d, blur, uniform):
+    n, m = 120, 90
+    x = rng.uniform(0, 1, (n, d))
+    y = rng.uniform(0, 1, (m, d)) + 0.2
+    a, b = _weights(rng, n, uniform), _weights(rng, m, uniform)
+    eps = blur**2
+    M = ot.dist(x, y)
+    P, log = ot.sinkhorn(a, b, M, eps, method="sinkhorn_log", log=True, numItermax=100000,
+                         stopThr=1e-13)
+    f_pot = eps * (log["log_u"] - np.log(a))
+    g_pot = eps * (log["log_v"] - np.log(b))
+    r = birkhoff.sinkhorn(x, y, a, b, blur=blur, iterations=100000, tol=1e-13,
+                          update="alternating")
+    assert r.converged
+    shift = np.mean(r.f - f_pot)
+    scale = np.abs(f_pot).max() + np.abs(g_pot).max() + eps
+    assert np.abs(r.f - f_pot - shift).max() <= 1e-4 * scale
+    assert np.abs(r.g - g_pot + shift).max() <= 1e-4 * scale
+    assert r.transport_cost == pytest.approx(float((P * M).sum()), rel=1e-4)
+    np.testing.assert_allclose(r.plan(), P, atol=1e-7, rtol=1e-4)
+
+
+def test_float32_agrees_with_float64(rng):
+    x = rng.normal(size=(300, 5))
+    y = rng.normal(size=(250, 5)) + 0.3
+    r64 = birkhoff.sinkhorn(x, y, blur=0.5, warn=False)
+    r32 = birkhoff.sinkhorn(x.astype(np.float32), y.astype(np.float32), blur=0.5, warn=False)
+    assert r32.f.dtype == np.float32 and r64.f.dtype == np.float64
+    assert r32.loss == pytest.approx(r64.loss, rel=1e-5)
+    np.testing.assert_allclose(r32.f, r64.f, rtol=1e-4, atol=1e-4)
+
+
+@settings(max_examples=15, deadline=None)
+@given(t=st.lists(st.floats(-2, 2), min_size=3, max_size=3), half=st.booleans(),
+       blur=st.sampled_from([0.05, 0.2, 1.0]), seed=st.integers(0, 2**16))
+def test_divergence_to_a_translate_is_the_squared_shift(t, half, blur, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(64, 3))
+    t = np.asarray(t)
+    r = birkhoff.sinkhorn_divergence(x, x + t, blur=blur, half_cost=half, scaling=0.7)
+    cs = 0.5 if half else 1.0
+    assert r.loss == pytest.approx(cs * (t @ t), abs=1e-6 * (1 + t @ t))
+
+
+def test_samples_loss_matches_the_half_cost_divergence_and_returns_potentials(rng):
+    x = rng.normal(size=(100, 2))
+    y = rng.normal(size=(80, 2)) + 1.0
+    loss = birkhoff.SamplesLoss("sinkhorn", p=2, blur=0.1, scaling=0.8)
+    r = birkhoff.sinkhorn_divergence(x, y, blur=0.1, scaling=0.8, half_cost=True)
+    assert loss(x, y) == pytest.approx(r.loss, rel=1e-12)
+    a, b = np.full(100, 0.01), np.full(80, 1 / 80)
+    assert loss(a, x, b, y) == pytest.approx(r.loss, rel=1e-9)
+    f, g = birkhoff.SamplesLoss(blur=0.1, scaling=0.8, potentials=True)(x, y)
+    np.testing.assert_allclose(f, r.f - r.f_aa)
+    assert g.shape == (80,)
+    with pytest.raises(ValueError, match="p"):
+        birkhoff.SamplesLoss(p=1)
+
+
+def test_gradient_matches_finite_differences(rng):
+    x = rng.normal(size=(15, 2))
+    y = rng.normal(size=(12, 2)) + 0.5
+    opts = dict(blur=0.8, iterations=5000, tol=1e-13)
+    grad = birkhoff.sinkhorn(x, y, **opts).grad_x()
+    h = 1e-6
+    for i, k in [(0, 0), (3, 1), (14, 0)]:
+        xp, xm = x.copy(), x.copy()
+        xp[i, k] += h
+        xm[i, k] -= h
+        fd = (birkhoff.sinkhorn(xp, y, **opts).loss - birkhoff.sinkhorn(xm, y, **opts).loss) / (2 * h)
+        assert grad[i, k] == pytest.approx(fd, abs=1e-6)
+
+
+def test_plan_products_match_the_dense_plan(rng):
+    x = rng.normal(size=(70, 4)).astype(np.float32)
+    y = rng.normal(size=(50, 4)).astype(np.float32)
+    r = birkhoff.sinkhorn(x, y, blur=0.5, warn=False)
+    P = r.plan().astype(np.float64)
+    v = rng.normal(size=(50, 3)).astype(np.float32)
+    u = rng.normal(size=70).astype(np.float32)
+    np.testing.assert_allclose(r.apply(v), P @ v, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(r.apply_transpose(u), P.T @ u, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(r.row_marginal(), P.sum(1), rtol=1e-4, atol=1e-7)
+    np.testing.assert_allclose(r.barycentric_map(), (P @ y) / P.sum(1, keepdims=True),
+                               rtol=1e-4, atol=1e-5)
+
+
+def test_results_do_not_depend_on_the_thread_count(rng):
+    x = rng.normal(size=(900, 3)).astype(np.float32)
+    y = rng.normal(size=(800, 3)).astype(np.float32)
+    r1 = birkhoff.sinkhorn(x, y, num_threads=1, warn=False)
+    r2 = birkhoff.sinkhorn(x, y, num_threads=2, warn=False)
+    np.testing.assert_array_equal(r1.f, r2.f)
+    assert r1.loss == r2.loss
+
+
+def test_zero_weights_are_valid_and_produce_no_nan(rng):
+    x = rng.normal(size=(40, 2))
+    y = rng.normal(size=(30, 2))
+    a = _weights(rng, 40, False)
+    a[::3] = 0
+    a /= a.sum()
+    r = birkhoff.sinkhorn(x, y, a, blur=0.3, warn=False)
+    assert np.isfinite(r.f).all() and np.isfinite(r.g).all() and np.isfinite(r.loss)
+    assert np.all(r.grad_x()[::3] == 0)
+
+
+def test_not_converged_warns_and_says_so(rng):
+    x = rng.normal(size=(50, 2))
+    with pytest.warns(RuntimeWarning, match="not converged"):
+        r = birkhoff.sinkhorn(x, rng.normal(size=(40, 2)) * 2, blur=0.01, scaling=0.5)
+    assert not r.converged and r.marginal_error > 1e-3
+
+
+def test_dlpack_tensors_are_accepted_without_copy():
+    torch = pytest.importorskip("torch")
+    x = torch.randn(30, 2)
+    y = torch.randn(20, 2)
+    r = birkhoff.sinkhorn(x, y, blur=0.5, warn=False)
+    assert r.f.shape == (30,)

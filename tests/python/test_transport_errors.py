@@ -1,0 +1,96 @@
+"""Bad input: the same error, naming the argument, from Python and from the CLI."""
+
+import json
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import birkhoff
+
+CLI = shutil.which("birkhoff")
+
+
+def good(n=6, m=5, d=2, dtype=np.float64):
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(n, d)).astype(dtype), rng.normal(size=(m, d)).astype(dtype)
+
+
+CASES = [
+    ("empty x", lambda x, y: (x[:0], y, None, None, {}), ValueError, "x"),
+    ("d mismatch", lambda x, y: (x, y[:, :1].copy(), None, None, {}), ValueError, "y"),
+    ("a wrong length", lambda x, y: (x, y, np.ones(5) / 5, None, {}), ValueError, "a"),
+    ("nan in x", lambda x, y: (np.where(x > 1, np.nan, x), y, None, None, {}), ValueError, "x"),
+    ("inf in y", lambda x, y: (x, np.full_like(y, np.inf), None, None, {}), ValueError, "y"),
+    ("nan weight", lambda x, y: (x, y, np.array([np.nan, 1, 1, 1, 1, 1.0]) / 6, None, {}), ValueError, "a"),
+    ("negative weight", lambda x, y: (x, y, None, np.array([-0.1, 0.3, 0.3, 0.3, 0.2]), {}), ValueError, "b"),
+    ("zero mass", lambda x, y: (x, y, np.zeros(6), None, {}), ValueError, "a"),
+    ("unequal masses", lambda x, y: (x, y, np.ones(6), None, {}), ValueError, "b"),
+    ("blur zero", lambda x, y: (x, y, None, None, {"blur": 0.0}), ValueError, "blur"),
+    ("blur nan", lambda x, y: (x, y, None, None, {"blur": float("nan")}), ValueError, "blur"),
+    ("scaling 1", lambda x, y: (x, y, None, None, {"scaling": 1.0}), ValueError, "scaling"),
+    ("int points", lambda x, y: (x.astype(np.int64), y, None, None, {}), TypeError, "x"),
+    ("mixed dtypes", lambda x, y: (x, y.astype(np.float32), None, None, {}), TypeError, "y"),
+    ("not contiguous", lambda x, y: (np.asfortranarray(np.vstack([x, x])), y, None, None, {}), TypeError, "x"),
+    ("3-d array", lambda x, y: (x[None], y, None, None, {}), ValueError, "x"),
+    ("bad update", lambda x, y: (x, y, None, None, {"update": "sideways"}), ValueError, "update"),
+]
+
+
+@pytest.mark.parametrize("name,make,exc,argument", CASES, ids=[c[0] for c in CASES])
+def test_python_raises_naming_the_argument(name, make, exc, argument):
+    x, y, a, b, kw = make(*good())
+    with pytest.raises(exc, match=rf"^{argument}\b"):
+        birkhoff.sinkhorn(x, y, a, b, **kw)
+
+
+@pytest.mark.skipif(CLI is None, reason="the birkhoff command is not installed (pip install .)")
+class TestCli:
+    def run(self, *args):
+        return subprocess.run([CLI, *map(str, args)], capture_output=True, text=True)
+
+    def test_json_matches_the_python_result(self, tmp_path):
+        x, y = good(200, 150, 3, np.float32)
+        np.save(tmp_path / "x.npy", x)
+        np.save(tmp_path / "y.npy", y)
+        p = self.run("transport", tmp_path / "x.npy", tmp_path / "y.npy", "--blur", 0.5,
+                     "--json", "--output", tmp_path / "out.npz", "--map", "--gradient")
+        assert p.returncode == 0, p.stderr
+        out = json.loads(p.stdout)
+        for key in ["loss", "transport_cost", "epsilon", "iterations", "converged",
+                    "marginal_error", "seconds", "peak_rss_mb"]:
+            assert key in out
+        r = birkhoff.sinkhorn(x, y, blur=0.5, warn=False)
+        assert out["loss"] == pytest.approx(r.loss, rel=1e-6)
+        npz = np.load(tmp_path / "out.npz")
+        np.testing.assert_array_equal(npz["f"], r.f)
+        np.testing.assert_allclose(npz["barycentric_map"], r.barycentric_map(), rtol=1e-6)
+        assert npz["grad_x"].shape == (200, 3)
+
+    @pytest.mark.parametrize("problem,argument", [
+        ("missing", "SOURCE"), ("int64", "SOURCE"), ("garbage", "SOURCE"), ("nan", "SOURCE"),
+        ("mismatch", "TARGET"), ("blur", "blur"),
+    ])
+    def test_bad_input_exits_non_zero_naming_the_argument(self, tmp_path, problem, argument):
+        x, y = good()
+        xs = tmp_path / "x.npy"
+        np.save(xs, x)
+        np.save(tmp_path / "y.npy", y)
+        extra = []
+        if problem == "missing":
+            xs = tmp_path / "nope.npy"
+        elif problem == "int64":
+            np.save(xs, np.arange(12).reshape(6, 2))
+        elif problem == "garbage":
+            xs.write_text("not an array")
+        elif problem == "nan":
+            x[0, 0] = np.nan
+            np.save(xs, x)
+        elif problem == "mismatch":
+            np.save(tmp_path / "y.npy", y[:, :1].copy())
+        elif problem == "blur":
+            extra = ["--blur", "-1"]
+        p = self.run("transport", xs, tmp_path / "y.npy", *extra)
+        assert p.returncode != 0
+        assert argument in p.stderr, p.stderr
