@@ -7,5 +7,6 @@ namespace birkhoff::cli {
 /// Each subcommand registers itself on the application; one file per subcommand.
 void add_transport_command(CLI::App& app);
 void add_color_transfer_command(CLI::App& app);
+void add_coarsen_command(CLI::App& app);
 
 }  // namespace birkhoff::cli

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "birkhoff 0.1.0");
   birkhoff::cli::add_transport_command(app);
   birkhoff::cli::add_color_transfer_command(app);
+  birkhoff::cli::add_coarsen_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

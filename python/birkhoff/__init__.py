@@ -4,7 +4,15 @@ The native core is C++ (streamed, SIMD, OpenMP); this package gives it the signa
 know from POT, GeomLoss and PyTorch Geometric, with numpy arrays in and out without copies.
 """
 
+from .coarsen import Coarsening, coarsen
 from .transport import SamplesLoss, SinkhornResult, sinkhorn, sinkhorn_divergence
 
-__all__ = ["SamplesLoss", "SinkhornResult", "sinkhorn", "sinkhorn_divergence"]
+__all__ = [
+    "Coarsening",
+    "SamplesLoss",
+    "SinkhornResult",
+    "coarsen",
+    "sinkhorn",
+    "sinkhorn_divergence",
+]
 __version__ = "0.1.0"

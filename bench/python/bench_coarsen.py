@@ -1,0 +1,140 @@
+"""Benchmark of birkhoff.coarsen (NOPE, NOPE*): seconds, peak RSS and scaling.
+
+Generated attributed graphs of the shape users have: power-law degrees (endpoints drawn with
+density ~ i^(-1/2), so degree tail ~ d^-3), planted classes (80 % of edges inside a class),
+class-dependent Gaussian features, D = 128, average degree 10. Also times Cora and CiteSeer
+in-process against the authors' wall times in ../shared/data/golden_runs.json.
+
+Usage: python bench/python/bench_coarsen.py [--sizes 10000 100000 1000000] [--ratios 0.5 0.01]
+Each configuration runs in a fresh subprocess so that peak RSS is its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SHARED = ROOT.parent / "shared" / "data"
+
+
+def generate(n: int, d: int = 128, avg_degree: int = 10, classes: int = 10, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    means = rng.standard_normal((classes, d)).astype(np.float32)
+    labels = np.arange(n) % classes
+    x = means[labels] + 2.0 * rng.standard_normal((n, d), dtype=np.float32)
+    e = n * avg_degree // 2
+    a = np.minimum((n * rng.random(e) ** 2).astype(np.int64), n - 1)
+    b = np.minimum((n * rng.random(e) ** 2).astype(np.int64), n - 1)
+    same = rng.random(e) < 0.8
+    b = np.where(same, b - b % classes + a % classes, b)
+    b = np.where(b >= n, b - classes, b)
+    return np.ascontiguousarray(x), np.vstack([a, b])
+
+
+def one(n: int, method: str, ratio: float) -> dict:
+    import birkhoff
+
+    x, ei = generate(n)
+    input_mb = (x.nbytes + ei.nbytes) / 1e6
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+    t = time.perf_counter()
+    r = birkhoff.coarsen(x, ei, ratio=ratio, method=method, edge_weights=False)
+    seconds = time.perf_counter() - t
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+    return {
+        "n": n,
+        "edges": int(ei.shape[1]),
+        "method": method,
+        "ratio": ratio,
+        "seconds": round(seconds, 3),
+        "peak_rss_mb": round(rss, 1),
+        "rss_before_mb": round(rss0, 1),
+        "input_mb": round(input_mb, 1),
+        "rss_over_input": round(rss / input_mb, 2),
+        "super_nodes": r.num_super_nodes,
+        "coarse_edges": int(r.edge_index.shape[1] // 2),
+    }
+
+
+def real_data() -> list[dict]:
+    import birkhoff
+
+    runs = json.loads((SHARED / "golden_runs.json").read_text())["runs"]
+    rows = []
+    for run in runs:
+        name = run["dataset"]
+        x = np.load(SHARED / name / "features.npy")
+        e = np.load(SHARED / name / "edge_index.npy")
+        method = "nope" if run["variant"] == "nope" else "nope_star"
+        best = min(
+            _timed(lambda: birkhoff.coarsen(x, e, run["merge_ratio"], method)) for _ in range(3)
+        )
+        rows.append(
+            {
+                "dataset": name,
+                "method": method,
+                "ratio": run["merge_ratio"],
+                "seconds": round(best, 4),
+                "reference_s": run["wall_time_s_min"],
+                "speedup": round(run["wall_time_s_min"] / best, 1),
+            }
+        )
+    return rows
+
+
+def _timed(fn) -> float:
+    import warnings
+
+    t = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fn()
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    p.add_argument("--ratios", type=float, nargs="+", default=[0.5, 0.01])
+    p.add_argument("--methods", nargs="+", default=["nope_star", "nope"])
+    p.add_argument("--one", nargs=3, help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.one:
+        print(json.dumps(one(int(args.one[0]), args.one[1], float(args.one[2]))))
+        return
+    print("| N | E | method | ratio | seconds | peak RSS MB | input MB | RSS / input | K |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for n in args.sizes:
+        for method in args.methods:
+            for ratio in args.ratios:
+                out = subprocess.run(
+                    [sys.executable, __file__, "--one", str(n), method, str(ratio)],
+                    capture_output=True, text=True, check=True,
+                )
+                r = json.loads(out.stdout.strip().splitlines()[-1])
+                print(
+                    f"| {r['n']} | {r['edges']} | {method} | {ratio} | {r['seconds']} | "
+                    f"{r['peak_rss_mb']} | {r['input_mb']} | {r['rss_over_input']} | "
+                    f"{r['super_nodes']} |",
+                    flush=True,
+                )
+    if SHARED.is_dir():
+        print("\n| dataset | method | ratio | seconds | reference s (min of 4) | speed-up |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for r in real_data():
+            print(
+                f"| {r['dataset']} | {r['method']} | {r['ratio']} | {r['seconds']} | "
+                f"{r['reference_s']} | {r['speedup']}x |"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+// `birkhoff coarsen GRAPH_DIR`: NOPE / NOPE* attributed-graph coarsening.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "birkhoff/core/error.hpp"
+#include "birkhoff/graph/coarsen/nope.hpp"
+#include "birkhoff/graph/graph.hpp"
+#include "birkhoff/io/npy.hpp"
+#include "commands.hpp"
+#include "common.hpp"
+
+namespace birkhoff::cli {
+namespace {
+
+struct CoarsenArgs {
+  std::string graph_dir, output, method = "nope", key_precision = "numpy1";
+  double ratio = 0.5;
+  std::optional<std::int64_t> n_coarse;
+  int threads = 0;
+  bool json = false, quiet = false;
+};
+
+io::NpyArray load(const std::string& path, const std::string& what) {
+  require(std::filesystem::exists(path), what, "file not found: " + path);
+  return io::read_npy(path);
+}
+
+void run(const CoarsenArgs& args) {
+  require(args.method == "nope" || args.method == "nope-star", "--method",
+          "must be nope or nope-star; got " + args.method);
+  require(args.key_precision == "numpy1" || args.key_precision == "numpy2", "--key-precision",
+          "must be numpy1 or numpy2");
+  const io::NpyArray x = load(args.graph_dir + "/features.npy", "features.npy");
+  const io::NpyArray e = load(args.graph_dir + "/edge_index.npy", "edge_index.npy");
+  require(x.shape.size() == 2, "features.npy", "expected shape (N, D)");
+  require(e.shape.size() == 2 && e.shape[0] == 2, "edge_index.npy", "expected shape (2, E)");
+  const auto xs = x.as<float>("features.npy");
+  const auto es = e.as<std::int64_t>("edge_index.npy");
+
+  const auto start = std::chrono::steady_clock::now();
+  const auto graph = graph::from_edge_index({es.data(), 2, e.shape[1]},
+                                            {xs.data(), x.shape[0], x.shape[1]}, args.threads);
+  coarsen::NopeOptions o;
+  o.variant = args.method == "nope" ? coarsen::Variant::Nope : coarsen::Variant::NopeStar;
+  o.ratio = args.ratio;
+  o.n_coarse = args.n_coarse;
+  o.key_precision = args.key_precision == "numpy1" ? coarsen::KeyPrecision::NumPy1
+                                                   : coarsen::KeyPrecision::NumPy2;
+  o.num_threads = args.threads;
+  ProgressBar bar(args.quiet || args.json);
+  o.progress = bar.callback();
+  const auto r = coarsen::nope(graph, o);
+  const double seconds = seconds_since(start);
+
+  if (!args.output.empty()) {
+    std::filesystem::create_directories(args.output);
+    const std::string dir = args.output + "/";
+    const std::int64_t k = r.num_merges(), kc = r.num_super_nodes(), ec = r.num_coarse_edges();
+    const std::vector<std::int64_t> s_merges = {k, 3}, s_k = {k}, s_n = {r.num_nodes}, s_kc = {kc},
+                                    s_feat = {kc, r.dim}, s_edges = {2, ec}, s_ec = {ec};
+    io::write_npy(dir + "merges.npy", std::span<const std::int64_t>(s_merges), r.merges.data());
+    io::write_npy(dir + "keys.npy", std::span<const std::int64_t>(s_k), r.keys.data());
+    io::write_npy(dir + "roots.npy", std::span<const std::int64_t>(s_kc), r.roots.data());
+    io::write_npy(dir + "assignment.npy", std::span<const std::int64_t>(s_n), r.assignment.data());
+    io::write_npy(dir + "sizes.npy", std::span<const std::int64_t>(s_kc), r.sizes.data());
+    io::write_npy(dir + "features.npy", std::span<const std::int64_t>(s_feat), r.features.data());
+    io::write_npy(dir + "edge_index.npy", std::span<const std::int64_t>(s_edges),
+                  r.edge_index.data());
+    io::write_npy(dir + "edge_weight.npy", std::span<const std::int64_t>(s_ec),
+                  r.edge_weight.data());
+  }
+  if (!r.reached_target) {
+    std::fprintf(stderr,
+                 "birkhoff: warning: target of %lld super-nodes not reachable: the graph ran out "
+                 "of edges at %lld (one super-node per connected component)\n",
+                 static_cast<long long>(r.target), static_cast<long long>(r.num_super_nodes()));
+  }
+  if (args.json) {
+    print_json({{"method", args.method},
+                {"ratio", args.ratio},
+                {"nodes_before", r.num_nodes},
+                {"edges_before", graph.num_edges()},
+                {"nodes_after", r.num_super_nodes()},
+                {"edges_after", r.num_coarse_edges() / 2},
+                {"target", r.target},
+                {"reached_target", r.reached_target},
+                {"merges", r.num_merges()},
+                {"self_loops_dropped", r.self_loops_dropped},
+                {"duplicates_merged", r.duplicates_merged},
+                {"seconds", seconds},
+                {"peak_rss_mb", peak_rss_mb()}});
+  } else {
+    std::printf(
+        "%s: %lld -> %lld nodes, %lld -> %lld edges, %lld merges, %.3f s, peak RSS %.1f MB\n",
+        args.method.c_str(), static_cast<long long>(r.num_nodes),
+        static_cast<long long>(r.num_super_nodes()), static_cast<long long>(graph.num_edges()),
+        static_cast<long long>(r.num_coarse_edges() / 2), static_cast<long long>(r.num_merges()),
+        seconds, peak_rss_mb());
+  }
+}
+
+}  // namespace
+
+void add_coarsen_command(CLI::App& app) {
+  auto args = std::make_shared<CoarsenArgs>();
+  auto* cmd = app.add_subcommand(
+      "coarsen",
+      "Attributed-graph coarsening with NOPE or NOPE* (Bai, Lu et al., ICML 2026). GRAPH_DIR "
+      "holds features.npy (N, D) float32 and edge_index.npy (2, E) int64 (undirected; self-loops "
+      "dropped, duplicates merged). OUT_DIR receives merges.npy (k, 3) [new, u, v], keys.npy, "
+      "roots.npy, assignment.npy (N), sizes.npy, features.npy (K, D), edge_index.npy (2, E_c) "
+      "and edge_weight.npy (E_c, number of original edges).");
+  cmd->add_option("GRAPH_DIR", args->graph_dir, "folder with features.npy and edge_index.npy")
+      ->required();
+  cmd->add_option("--ratio", args->ratio,
+                  "fraction of nodes KEPT, in (0, 1]: stop at round(N * ratio) super-nodes")
+      ->capture_default_str();
+  cmd->add_option("--n-coarse", args->n_coarse,
+                  "number of super-nodes to keep (overrides --ratio)");
+  cmd->add_option("--method", args->method, "nope or nope-star")->capture_default_str();
+  cmd->add_option("--key-precision", args->key_precision,
+                  "NOPE key arithmetic of the authors' code under numpy1 (goldens) or numpy2")
+      ->capture_default_str();
+  cmd->add_option("--output", args->output, "write the result as .npy files into this folder");
+  cmd->add_option("--threads", args->threads, "OpenMP threads (0 = all cores)");
+  cmd->add_flag("--json", args->json, "print one JSON object with the results");
+  cmd->add_flag("--quiet", args->quiet, "no progress bar");
+  cmd->callback([args] { run(*args); });
+}
+
+}  // namespace birkhoff::cli

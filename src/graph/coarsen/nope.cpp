@@ -1,0 +1,522 @@
+#include "birkhoff/graph/coarsen/nope.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "birkhoff/core/error.hpp"
+#include "birkhoff/core/system.hpp"
+#include "graph/coarsen/build.hpp"
+#include "graph/coarsen/pairwise.hpp"
+
+namespace birkhoff::coarsen {
+namespace {
+
+using Id = std::uint32_t;
+
+/// A heap entry (key, lo, hi), ordered as the Python tuple (key, lo, hi). Entries are unique
+/// (each pair is pushed once), so the pop order is fully determined by this order.
+struct HeapEntry {
+  double key;
+  Id lo;
+  Id hi;
+};
+
+/// "a comes after b" for std::push_heap / pop_heap, which then keep the smallest on top.
+/// Comparing keys with > makes -0.0 and 0.0 equal, as in Python.
+struct After {
+  bool operator()(const HeapEntry& a, const HeapEntry& b) const {
+    if (a.key != b.key) return a.key > b.key;
+    if (a.lo != b.lo) return a.lo > b.lo;
+    return a.hi > b.hi;
+  }
+};
+
+/// NOPE keeps <x_i, x_j> next to each adjacency entry (design note §5.3): vectors never change
+/// for a given id, so the value stays right while both ends live.
+struct IdDot {
+  Id id;
+  float dot;
+};
+inline Id id_of(Id e) { return e; }
+inline Id id_of(const IdDot& e) { return e.id; }
+
+/// Feature rows: the caller's matrix for original ids, a block pool with a free list for merged
+/// ids. Live merged nodes hold at least two originals each, so at most N/2 pool rows are in use.
+class FeatureStore {
+ public:
+  FeatureStore(MatrixView<const float> x, std::int64_t n)
+      : x_(x), n_(n), d_(x.cols), slot_of_(static_cast<std::size_t>(n)) {}
+
+  const float* row(Id id) const {
+    if (id < n_) return x_.row(id);
+    const std::uint32_t s = slot_of_[id - n_];
+    return blocks_[s / kBlockRows].get() + static_cast<std::int64_t>(s % kBlockRows) * d_;
+  }
+  float* allocate(Id id) {
+    std::uint32_t s;
+    if (!free_.empty()) {
+      s = free_.back();
+      free_.pop_back();
+    } else {
+      s = next_++;
+      if (s / kBlockRows >= blocks_.size()) {
+        blocks_.emplace_back(new float[static_cast<std::size_t>(kBlockRows * d_)]);
+      }
+    }
+    slot_of_[id - n_] = s;
+    return blocks_[s / kBlockRows].get() + static_cast<std::int64_t>(s % kBlockRows) * d_;
+  }
+  void release(Id id) {
+    if (id >= n_) free_.push_back(slot_of_[id - n_]);
+  }
+
+ private:
+  static constexpr std::uint32_t kBlockRows = 1024;
+  MatrixView<const float> x_;
+  std::int64_t n_;
+  std::int64_t d_;
+  std::vector<std::unique_ptr<float[]>> blocks_;
+  std::vector<std::uint32_t> free_;
+  std::vector<std::uint32_t> slot_of_;
+  std::uint32_t next_ = 0;
+};
+
+/// Calls f(i, j) for every id common to the sorted lists a and b (no repeats inside a list),
+/// in ascending id order: a linear merge, or binary searches of the shorter list's ids in the
+/// longer one when that is cheaper.
+template <class A, class B, class F>
+void for_common(const A* a, std::size_t na, const B* b, std::size_t nb, const F& f) {
+  if (na == 0 || nb == 0) return;
+  const bool swap = na > nb;
+  const std::size_t ns = swap ? nb : na;
+  const std::size_t nl = swap ? na : nb;
+  if (ns * static_cast<std::size_t>(std::bit_width(nl)) < ns + nl) {
+    std::size_t lo = 0;
+    for (std::size_t s = 0; s < ns; ++s) {
+      const Id key = swap ? id_of(b[s]) : id_of(a[s]);
+      std::size_t first = lo, count = nl - lo;
+      while (count > 0) {
+        const std::size_t step = count / 2;
+        const Id probe = swap ? id_of(a[first + step]) : id_of(b[first + step]);
+        if (probe < key) {
+          first += step + 1;
+          count -= step + 1;
+        } else {
+          count = step;
+        }
+      }
+      lo = first;
+      if (first < nl && (swap ? id_of(a[first]) : id_of(b[first])) == key) {
+        if (swap) {
+          f(first, s);
+        } else {
+          f(s, first);
+        }
+      }
+    }
+    return;
+  }
+  std::size_t i = 0, j = 0;
+  while (i < na && j < nb) {
+    const Id x = id_of(a[i]);
+    const Id y = id_of(b[j]);
+    if (x < y) {
+      ++i;
+    } else if (y < x) {
+      ++j;
+    } else {
+      f(i, j);
+      ++i;
+      ++j;
+    }
+  }
+}
+
+template <bool kNope>
+class Loop {
+ public:
+  using Entry = std::conditional_t<kNope, IdDot, Id>;
+
+  Loop(const graph::AttributedGraph& g, const NopeOptions& o)
+      : g_(g), opt_(o), n_(g.num_nodes), d_(g.dim()), features_(g.x, g.num_nodes) {}
+
+  void run(std::int64_t target, Coarsening& out) {
+    const std::int64_t ids = 2 * n_;
+    alive_.assign(static_cast<std::size_t>(ids), 0);
+    std::fill(alive_.begin(), alive_.begin() + n_, 1);
+    size_.assign(static_cast<std::size_t>(ids), 0.0f);
+    std::fill(size_.begin(), size_.begin() + n_, 1.0f);
+    deg_.assign(static_cast<std::size_t>(ids), 0);
+    adj_.resize(static_cast<std::size_t>(ids));
+    mark_.assign(static_cast<std::size_t>(ids), 0);
+    if constexpr (kNope) {
+      sigma_.assign(static_cast<std::size_t>(ids), 0.0f);
+      mark_dot_.assign(static_cast<std::size_t>(ids), 0.0f);
+    }
+    initialise();
+
+    const std::int64_t needed = n_ - target;
+    out.merges.reserve(static_cast<std::size_t>(3 * std::max<std::int64_t>(needed, 0)));
+    out.keys.reserve(static_cast<std::size_t>(std::max<std::int64_t>(needed, 0)));
+    std::int64_t live = n_;
+    std::int64_t k = 0;
+    constexpr std::int64_t kReportEvery = 4096;
+    report_progress(opt_.progress, "coarsen", 0, needed);
+    while (live > target) {
+      HeapEntry top{};
+      bool found = false;
+      while (!heap_.empty()) {
+        std::pop_heap(heap_.begin(), heap_.end(), After{});
+        top = heap_.back();
+        heap_.pop_back();
+        if (alive_[top.lo] && alive_[top.hi]) {
+          found = true;
+          break;
+        }
+      }
+      if (!found) break;
+      const Id n = static_cast<Id>(n_ + k);
+      merge(top.lo, top.hi, n);
+      out.merges.push_back(n);
+      out.merges.push_back(top.lo);
+      out.merges.push_back(top.hi);
+      out.keys.push_back(top.key);
+      ++k;
+      --live;
+      if (heap_.size() > 2 * static_cast<std::size_t>(live_edges_) + 65536) compact_heap();
+      if (k % kReportEvery == 0) report_progress(opt_.progress, "coarsen", k, needed);
+    }
+    report_progress(opt_.progress, "coarsen", k, needed);
+    out.reached_target = live <= target;
+    out.heap_pushes = pushes_;
+  }
+
+ private:
+  // ---- scores -------------------------------------------------------------------------------
+
+  /// NOPE* key: ((w * max(d_p + d_q - inter - 2, 0)) * |x_p - x_q|^2), all float32.
+  double star_key(Id p, Id q, std::int64_t inter) const {
+    const float sp = size_[p];
+    const float sq = size_[q];
+    const float w = (sp * sq) / ((sp + sq) + 1e-8f);
+    const std::int64_t touched = std::max<std::int64_t>(deg_[p] + deg_[q] - inter - 2, 0);
+    const float dist = detail::squared_distance(features_.row(p), features_.row(q), d_);
+    return static_cast<double>((w * static_cast<float>(touched)) * dist);
+  }
+
+  /// NOPE key: w * (sigma_p + sigma_q + c), with the precision of opt_.key_precision.
+  double nope_key(Id p, Id q, float c) const {
+    const float sp = size_[p];
+    const float sq = size_[q];
+    const float bracket = (sigma_[p] + sigma_[q]) + c;
+    if (opt_.key_precision == KeyPrecision::NumPy1) {
+      const double w = static_cast<double>(sp * sq) / (static_cast<double>(sp + sq) + 1e-8);
+      return w * static_cast<double>(bracket);
+    }
+    const float w = (sp * sq) / ((sp + sq) + 1e-8f);
+    return static_cast<double>(w * bracket);
+  }
+
+  // ---- initialisation ----------------------------------------------------------------------
+
+  void initialise() {
+    const int threads = resolve_threads(opt_.num_threads);
+    const std::int64_t n = n_;
+    const bool parallel = (n + g_.num_edges()) * d_ > (1 << 16);
+#pragma omp parallel for schedule(dynamic, 256) num_threads(threads) if (parallel)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const auto row = g_.neighbors(i);
+      auto& list = adj_[i];
+      list.resize(row.size());
+      for (std::size_t t = 0; t < row.size(); ++t) {
+        const Id j = static_cast<Id>(row[t]);
+        if constexpr (kNope) {
+          const float dt = detail::dot(features_.row(static_cast<Id>(i)), features_.row(j), d_);
+          list[t] = IdDot{j, dt};
+        } else {
+          list[t] = j;
+        }
+      }
+      deg_[i] = static_cast<std::int64_t>(row.size());
+      if constexpr (kNope) {
+        sigma_[i] =
+            detail::pairwise_sum(static_cast<std::int64_t>(list.size()),
+                                 [&list](std::int64_t t) { return list[t].dot * list[t].dot; });
+      }
+    }
+    // One heap entry per undirected edge (p, q), p < q, at a fixed offset: thread-independent.
+    std::vector<std::int64_t> offset(static_cast<std::size_t>(n) + 1, 0);
+    for (std::int64_t p = 0; p < n; ++p) {
+      const auto row = g_.neighbors(p);
+      const auto first = std::upper_bound(row.begin(), row.end(), static_cast<std::int32_t>(p));
+      offset[p + 1] = offset[p] + (row.end() - first);
+    }
+    heap_.resize(static_cast<std::size_t>(offset[n]));
+#pragma omp parallel for schedule(dynamic, 256) num_threads(threads) if (parallel)
+    for (std::int64_t p = 0; p < n; ++p) {
+      const auto& lp = adj_[p];
+      std::int64_t at = offset[p];
+      for (const Entry& e : lp) {
+        const Id q = id_of(e);
+        if (q <= p) continue;
+        const auto& lq = adj_[q];
+        std::int64_t inter = 0;
+        float c = 0.0f;
+        for_common(lp.data(), lp.size(), lq.data(), lq.size(), [&](std::size_t a, std::size_t b) {
+          ++inter;
+          if constexpr (kNope) {
+            const float diff = lp[a].dot - lq[b].dot;
+            c += diff * diff;
+          }
+        });
+        double key;
+        if constexpr (kNope) {
+          key = nope_key(static_cast<Id>(p), q, c);
+        } else {
+          key = star_key(static_cast<Id>(p), q, inter);
+        }
+        heap_[at++] = HeapEntry{key, static_cast<Id>(p), q};
+      }
+    }
+    std::make_heap(heap_.begin(), heap_.end(), After{});
+    live_edges_ = offset[n];
+    pushes_ = offset[n];
+  }
+
+  // ---- one merge ---------------------------------------------------------------------------
+
+  void merge(Id u, Id v, Id n) {
+    // Size and size-weighted mean feature, in float32: two products, one sum, one division.
+    const float su = size_[u];
+    const float sv = size_[v];
+    const float sn = su + sv;
+    size_[n] = sn;
+    alive_[n] = 1;
+    {
+      const float* xu = features_.row(u);
+      const float* xv = features_.row(v);
+      float* xn = features_.allocate(n);
+      for (std::int64_t j = 0; j < d_; ++j) xn[j] = (xu[j] * su + xv[j] * sv) / sn;
+    }
+    features_.release(u);
+    features_.release(v);
+
+    // N(n) = (N(u) ∪ N(v)) minus {u, v}, by a linear merge of the two sorted lists that
+    // skips dead entries and remembers which side each neighbour came from.
+    const auto& lu = adj_[u];
+    const auto& lv = adj_[v];
+    nb_.clear();
+    from_.clear();
+    if constexpr (kNope) {
+      dot_u_.clear();
+      dot_v_.clear();
+    }
+    std::size_t i = 0, j = 0;
+    while (i < lu.size() || j < lv.size()) {
+      const Id a = i < lu.size() ? id_of(lu[i]) : std::numeric_limits<Id>::max();
+      const Id b = j < lv.size() ? id_of(lv[j]) : std::numeric_limits<Id>::max();
+      const Id m = std::min(a, b);
+      const bool in_u = a == m;
+      const bool in_v = b == m;
+      float du = 0.0f, dv = 0.0f;
+      if constexpr (kNope) {
+        if (in_u) du = lu[i].dot;
+        if (in_v) dv = lv[j].dot;
+      }
+      if (in_u) ++i;
+      if (in_v) ++j;
+      if (m == u || m == v || !alive_[m]) continue;
+      nb_.push_back(m);
+      from_.push_back(static_cast<std::uint8_t>((in_u ? 1 : 0) | (in_v ? 2 : 0)));
+      if constexpr (kNope) {
+        dot_u_.push_back(du);
+        dot_v_.push_back(dv);
+      }
+    }
+    const std::size_t dn = nb_.size();
+
+    // Retire u and v; their lists are no longer needed.
+    live_edges_ -= deg_[u] + deg_[v] - 1;
+    alive_[u] = 0;
+    alive_[v] = 0;
+    std::vector<Entry>().swap(adj_[u]);
+    std::vector<Entry>().swap(adj_[v]);
+
+    auto& ln = adj_[n];
+    ln.resize(dn);
+    if constexpr (kNope) {
+      // sigma_n from scratch; sigma_m updated as the reference does (design note §3.1).
+      const float* xn = features_.row(n);
+      const auto dn_signed = static_cast<std::int64_t>(dn);
+      for (std::int64_t t = 0; t < dn_signed; ++t) {
+        ln[t] = IdDot{nb_[t], detail::dot(features_.row(nb_[t]), xn, d_)};
+      }
+      for (std::size_t t = 0; t < dn; ++t) {
+        const Id m = nb_[t];
+        const float dmn = ln[t].dot;
+        float upd = dmn * dmn;
+        if (from_[t] & 1) upd = upd - dot_u_[t] * dot_u_[t];
+        if (from_[t] & 2) upd = upd - dot_v_[t] * dot_v_[t];
+        float s = sigma_[m] + upd;
+        if (opt_.clamp_interference && s < 0.0f) s = 0.0f;
+        sigma_[m] = s;
+        mark_[m] = 1;
+        mark_dot_[m] = dmn;
+      }
+      sigma_[n] = detail::pairwise_sum(static_cast<std::int64_t>(dn),
+                                       [&ln](std::int64_t t) { return ln[t].dot * ln[t].dot; });
+    } else {
+      for (std::size_t t = 0; t < dn; ++t) {
+        ln[t] = nb_[t];
+        mark_[nb_[t]] = 1;
+      }
+    }
+    deg_[n] = static_cast<std::int64_t>(dn);
+    live_edges_ += static_cast<std::int64_t>(dn);
+
+    // Replace u and v by n in every N(m) (lazily: n is appended, dead entries stay until the
+    // list is compacted) and update the live degrees.
+    for (std::size_t t = 0; t < dn; ++t) {
+      const Id m = nb_[t];
+      auto& lm = adj_[m];
+      const std::uint8_t f = from_[t];
+      deg_[m] += 1 - (f & 1) - ((f >> 1) & 1);
+      if (lm.size() + 1 > 2 * static_cast<std::size_t>(deg_[m]) + 8) {
+        std::erase_if(lm, [this](const Entry& e) { return !alive_[id_of(e)]; });
+      }
+      if constexpr (kNope) {
+        lm.push_back(IdDot{n, ln[t].dot});
+      } else {
+        lm.push_back(n);
+      }
+    }
+
+    // Score the new pairs (m, n), m < n, with the updated state; nothing else is re-scored.
+    keys_.resize(dn);
+    const auto dn_signed = static_cast<std::int64_t>(dn);
+    for (std::int64_t t = 0; t < dn_signed; ++t) {
+      const Id m = nb_[t];
+      const auto& lm = adj_[m];
+      std::int64_t inter = 0;
+      float c = 0.0f;
+      const std::size_t len = lm.size();
+      if (len <= dn * static_cast<std::size_t>(std::bit_width(len))) {
+        const std::uint8_t* mark = mark_.data();
+        if constexpr (kNope) {
+          const float* mark_dot = mark_dot_.data();
+          for (const Entry& e : lm) {
+            if (!mark[e.id]) continue;
+            ++inter;
+            const float diff = e.dot - mark_dot[e.id];
+            c += diff * diff;
+          }
+        } else {
+          for (const Entry& e : lm) inter += mark[e];
+        }
+      } else {
+        for_common(ln.data(), dn, lm.data(), len, [&](std::size_t a, std::size_t b) {
+          ++inter;
+          if constexpr (kNope) {
+            const float diff = lm[b].dot - ln[a].dot;
+            c += diff * diff;
+          }
+        });
+      }
+      double key;
+      if constexpr (kNope) {
+        key = nope_key(m, n, c);
+      } else {
+        key = star_key(m, n, inter);
+      }
+      keys_[t] = key;
+    }
+    for (std::size_t t = 0; t < dn; ++t) {
+      heap_.push_back(HeapEntry{keys_[t], nb_[t], n});
+      std::push_heap(heap_.begin(), heap_.end(), After{});
+      mark_[nb_[t]] = 0;
+    }
+    pushes_ += static_cast<std::int64_t>(dn);
+  }
+
+  /// Drops entries with a dead end and re-heapifies. Order-neutral: entries are unique.
+  void compact_heap() {
+    std::erase_if(heap_, [this](const HeapEntry& e) { return !alive_[e.lo] || !alive_[e.hi]; });
+    std::make_heap(heap_.begin(), heap_.end(), After{});
+  }
+
+  const graph::AttributedGraph& g_;
+  const NopeOptions& opt_;
+  std::int64_t n_;
+  std::int64_t d_;
+  FeatureStore features_;
+  std::vector<std::uint8_t> alive_;
+  std::vector<float> size_;
+  std::vector<std::int64_t> deg_;
+  std::vector<float> sigma_;
+  std::vector<std::vector<Entry>> adj_;
+  // Members of N(n) during one merge (1 = member; cleared at the end) and, for NOPE, <x_k, x_n>.
+  std::vector<std::uint8_t> mark_;
+  std::vector<float> mark_dot_;
+  std::vector<HeapEntry> heap_;
+  std::int64_t live_edges_ = 0;
+  std::int64_t pushes_ = 0;
+  // Scratch of one merge.
+  std::vector<Id> nb_;
+  std::vector<std::uint8_t> from_;
+  std::vector<float> dot_u_, dot_v_;
+  std::vector<double> keys_;
+};
+
+}  // namespace
+
+std::int64_t target_for_ratio(std::int64_t num_nodes, double ratio) {
+  require(std::isfinite(ratio) && ratio > 0.0 && ratio <= 1.0, "ratio",
+          "must be the fraction of nodes kept, in (0, 1]; got " + std::to_string(ratio));
+  if (num_nodes == 0) return 0;
+  // Python's round() on the double product: half to even (std::nearbyint under the default
+  // rounding mode; std::llround would round 1663.5 up).
+  const auto rounded =
+      static_cast<std::int64_t>(std::nearbyint(static_cast<double>(num_nodes) * ratio));
+  return std::max<std::int64_t>(1, rounded);
+}
+
+Coarsening nope(const graph::AttributedGraph& graph, const NopeOptions& options) {
+  const std::int64_t n = graph.num_nodes;
+  std::int64_t target = target_for_ratio(n, options.ratio);
+  if (options.n_coarse) {
+    require(*options.n_coarse >= 1 && *options.n_coarse <= std::max<std::int64_t>(n, 1), "n_coarse",
+            "must lie in [1, N]; got " + std::to_string(*options.n_coarse));
+    target = n == 0 ? 0 : *options.n_coarse;
+  }
+  require(graph.x.rows == n, "x",
+          "has " + std::to_string(graph.x.rows) + " rows but the graph " + std::to_string(n) +
+              " nodes");
+  require(static_cast<std::int64_t>(graph.indptr.size()) == n + 1, "graph",
+          "indptr must have N + 1 entries");
+  require(n < (std::int64_t{1} << 31), "graph", "too many nodes (ids must fit in 31 bits)");
+
+  Coarsening out;
+  out.num_nodes = n;
+  out.dim = graph.dim();
+  out.target = target;
+  out.self_loops_dropped = graph.self_loops_dropped;
+  out.duplicates_merged = graph.duplicates_merged;
+  if (n > 0) {
+    if (options.variant == Variant::Nope) {
+      Loop<true>(graph, options).run(target, out);
+    } else {
+      Loop<false>(graph, options).run(target, out);
+    }
+  }
+  detail::build_coarse_graph(graph, out.num_merges(), options.edge_weights, options.num_threads,
+                             out);
+  return out;
+}
+
+}  // namespace birkhoff::coarsen

@@ -1,0 +1,316 @@
+#include "birkhoff/graph/coarsen/nope.hpp"
+
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <set>
+#include <vector>
+
+#include "birkhoff/core/error.hpp"
+
+namespace birkhoff::coarsen {
+namespace {
+
+using graph::AttributedGraph;
+
+struct Toy {
+  std::vector<float> x;
+  std::vector<std::int64_t> e;
+  AttributedGraph g;
+};
+
+/// Design note §4.6: edges 0-1, 0-2, 1-2, 2-3; x0 = x1 = (1, 0), x2 = x3 = (0, 1).
+Toy toy() {
+  Toy t;
+  t.x = {1, 0, 1, 0, 0, 1, 0, 1};
+  t.e = {0, 0, 1, 2, 1, 2, 2, 3};
+  t.g = graph::from_edge_index({t.e.data(), 2, 4}, {t.x.data(), 4, 2});
+  return t;
+}
+
+NopeOptions opts(Variant v, double ratio) {
+  NopeOptions o;
+  o.variant = v;
+  o.ratio = ratio;
+  return o;
+}
+
+TEST(Nope, ToyCaseMatchesTheReference) {
+  const Toy t = toy();
+  const auto r = nope(t.g, opts(Variant::Nope, 0.5));
+  EXPECT_EQ(r.merges, (std::vector<std::int64_t>{4, 0, 1, 5, 2, 4}));
+  ASSERT_EQ(r.keys.size(), 2u);
+  EXPECT_NEAR(r.keys[0], 0.999999995, 1e-15);
+  EXPECT_NEAR(r.keys[1], 0.6666666644444444, 1e-15);
+  EXPECT_EQ(r.roots, (std::vector<std::int64_t>{3, 5}));
+  EXPECT_TRUE(r.reached_target);
+
+  const auto r4 = nope(t.g, opts(Variant::Nope, 0.25));
+  EXPECT_EQ(r4.merges, (std::vector<std::int64_t>{4, 0, 1, 5, 2, 4, 6, 3, 5}));
+  EXPECT_NEAR(r4.keys[2], 0.16666666749176345, 1e-15);
+}
+
+TEST(NopeStar, ToyCaseMatchesTheReference) {
+  const Toy t = toy();
+  const auto r = nope(t.g, opts(Variant::NopeStar, 0.5));
+  EXPECT_EQ(r.merges, (std::vector<std::int64_t>{4, 0, 1, 5, 2, 3}));
+  EXPECT_EQ(r.keys, (std::vector<double>{0.0, 0.0}));
+  EXPECT_EQ(r.roots, (std::vector<std::int64_t>{4, 5}));
+  EXPECT_EQ(r.assignment, (std::vector<std::int64_t>{0, 0, 1, 1}));
+  EXPECT_EQ(r.sizes, (std::vector<std::int64_t>{2, 2}));
+  EXPECT_EQ(r.features, (std::vector<float>{1, 0, 0, 1}));
+  EXPECT_EQ(r.edge_index, (std::vector<std::int64_t>{0, 1, 1, 0}));
+  EXPECT_EQ(r.edge_weight, (std::vector<std::int64_t>{2, 2}));  // 0-2 and 1-2
+
+  const auto r4 = nope(t.g, opts(Variant::NopeStar, 0.25));
+  EXPECT_EQ(r4.merges, (std::vector<std::int64_t>{4, 0, 1, 5, 2, 3, 6, 4, 5}));
+  EXPECT_EQ(r4.keys[2], 0.0);
+}
+
+TEST(Nope, TargetRoundsHalfToEvenLikePython) {
+  EXPECT_EQ(target_for_ratio(3325, 0.5), 1662);
+  EXPECT_EQ(target_for_ratio(3327, 0.5), 1664);
+  EXPECT_EQ(target_for_ratio(19717, 0.5), 9858);
+  EXPECT_EQ(target_for_ratio(10, 0.01), 1);
+  EXPECT_EQ(target_for_ratio(7, 1.0), 7);
+}
+
+TEST(Nope, RejectsRatioOutsideUnitIntervalNamingRatio) {
+  const Toy t = toy();
+  for (const double bad : {0.0, -0.5, 1.5, std::nan("")}) {
+    try {
+      nope(t.g, opts(Variant::Nope, bad));
+      FAIL() << "expected InvalidInput for ratio " << bad;
+    } catch (const InvalidInput& err) {
+      EXPECT_EQ(std::string(err.what()).rfind("ratio:", 0), 0u) << err.what();
+    }
+  }
+  NopeOptions o;
+  o.n_coarse = 0;
+  EXPECT_THROW(nope(t.g, o), InvalidInput);
+  o.n_coarse = 5;
+  EXPECT_THROW(nope(t.g, o), InvalidInput);
+}
+
+TEST(Nope, DisconnectedGraphStopsAtOneSuperNodePerComponent) {
+  // Two triangles, one isolated node: 3 components.
+  std::vector<float> x(7);
+  std::iota(x.begin(), x.end(), 0.0f);
+  const std::vector<std::int64_t> e = {0, 1, 0, 3, 4, 3, 1, 2, 2, 4, 5, 5};
+  const auto g = graph::from_edge_index({e.data(), 2, 6}, {x.data(), 7, 1});
+  for (const Variant v : {Variant::Nope, Variant::NopeStar}) {
+    const auto r = nope(g, opts(v, 0.1));
+    EXPECT_FALSE(r.reached_target);
+    EXPECT_EQ(r.target, 1);
+    EXPECT_EQ(r.num_super_nodes(), 3);
+    EXPECT_EQ(r.num_merges(), 4);
+    EXPECT_EQ(r.num_coarse_edges(), 0);
+    EXPECT_EQ(r.sizes[r.assignment[6]], 1);  // the isolated node stays a singleton
+    EXPECT_EQ(r.roots[0], 6);
+  }
+}
+
+TEST(Nope, SingleNodeAndEmptyGraphsGiveTheTrivialResult) {
+  const std::vector<std::int64_t> none;
+  const std::vector<float> one = {3.0f, 4.0f};
+  const auto g1 = graph::from_edge_index({none.data(), 2, 0}, {one.data(), 1, 2});
+  const auto r1 = nope(g1, opts(Variant::Nope, 0.5));
+  EXPECT_TRUE(r1.reached_target);
+  EXPECT_EQ(r1.roots, (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(r1.features, one);
+  const auto g0 = graph::from_edge_index({none.data(), 2, 0}, {nullptr, 0, 2});
+  const auto r0 = nope(g0, opts(Variant::NopeStar, 0.5));
+  EXPECT_TRUE(r0.reached_target);
+  EXPECT_EQ(r0.num_super_nodes(), 0);
+  EXPECT_TRUE(r0.assignment.empty());
+}
+
+TEST(Nope, ReportsDroppedSelfLoopsAndMergedDuplicates) {
+  const std::vector<float> x = {0, 1, 2};
+  const std::vector<std::int64_t> e = {0, 1, 1, 2, 1, 0, 1, 2};
+  const auto g = graph::from_edge_index({e.data(), 2, 4}, {x.data(), 3, 1});
+  const auto r = nope(g, opts(Variant::NopeStar, 1.0));
+  EXPECT_EQ(r.self_loops_dropped, 2);  // columns (1, 1) and (2, 2)
+  EXPECT_EQ(r.duplicates_merged, 1);   // (1, 0) repeats (0, 1)
+  EXPECT_EQ(r.num_merges(), 0);
+  EXPECT_EQ(r.num_coarse_edges(), 2);
+}
+
+TEST(Nope, ProgressCallbackCanCancel) {
+  const Toy t = toy();
+  NopeOptions o = opts(Variant::Nope, 0.25);
+  o.progress = [](const ProgressInfo&) { return false; };
+  EXPECT_THROW(nope(t.g, o), Cancelled);
+}
+
+TEST(Nope, LiftAndPoolUseTheAssignment) {
+  const Toy t = toy();
+  const auto r = nope(t.g, opts(Variant::NopeStar, 0.5));
+  const std::vector<float> coarse = {10, 20};
+  std::vector<float> fine(4);
+  lift(r, {coarse.data(), 2, 1}, {fine.data(), 4, 1});
+  EXPECT_EQ(fine, (std::vector<float>{10, 10, 20, 20}));
+  const std::vector<float> values = {1, 3, 5, 9};
+  std::vector<float> pooled(2);
+  pool(r, {values.data(), 4, 1}, {pooled.data(), 2, 1});
+  EXPECT_EQ(pooled, (std::vector<float>{2, 7}));
+  pool(r, {values.data(), 4, 1}, {pooled.data(), 2, 1}, false);
+  EXPECT_EQ(pooled, (std::vector<float>{4, 14}));
+  EXPECT_THROW(lift(r, {coarse.data(), 1, 1}, {fine.data(), 4, 1}), InvalidInput);
+}
+
+// ---- properties on random graphs ------------------------------------------------------------
+
+struct Random {
+  std::vector<float> x;
+  std::vector<std::int64_t> e;
+  AttributedGraph g;
+};
+
+Random random_graph(int n, int d, const std::vector<std::pair<int, int>>& pairs,
+                    const std::vector<int>& values) {
+  Random r;
+  r.x.resize(static_cast<std::size_t>(n * d));
+  for (std::size_t i = 0; i < r.x.size(); ++i) {
+    r.x[i] = static_cast<float>(values.empty() ? 0 : values[i % values.size()] % 5);
+  }
+  r.e.resize(2 * pairs.size());
+  for (std::size_t t = 0; t < pairs.size(); ++t) {
+    r.e[t] = pairs[t].first % n;
+    r.e[pairs.size() + t] = pairs[t].second % n;
+  }
+  r.g = graph::from_edge_index({r.e.data(), 2, static_cast<std::int64_t>(pairs.size())},
+                               {r.x.data(), n, d});
+  return r;
+}
+
+std::int64_t components(const AttributedGraph& g) {
+  std::vector<std::int64_t> label(static_cast<std::size_t>(g.num_nodes), -1);
+  std::int64_t count = 0;
+  for (std::int64_t s = 0; s < g.num_nodes; ++s) {
+    if (label[s] >= 0) continue;
+    std::vector<std::int64_t> stack = {s};
+    label[s] = count;
+    while (!stack.empty()) {
+      const auto i = stack.back();
+      stack.pop_back();
+      for (const auto j : g.neighbors(i)) {
+        if (label[j] < 0) {
+          label[j] = count;
+          stack.push_back(j);
+        }
+      }
+    }
+    ++count;
+  }
+  return count;
+}
+
+void check_consistent(const AttributedGraph& g, const Coarsening& r) {
+  const std::int64_t k = r.num_super_nodes();
+  // Assignment is onto [0, K), sizes match, members ascending.
+  std::vector<std::int64_t> seen(static_cast<std::size_t>(k), 0);
+  for (const auto a : r.assignment) {
+    RC_ASSERT(a >= 0 && a < k);
+    ++seen[a];
+  }
+  RC_ASSERT(seen == r.sizes);
+  RC_ASSERT(std::all_of(seen.begin(), seen.end(), [](auto s) { return s > 0; }));
+  RC_ASSERT(k == r.num_nodes - r.num_merges());
+  if (r.reached_target) {
+    RC_ASSERT(k == r.target);
+  } else {
+    RC_ASSERT(k == components(g));
+  }
+  // Coarse edges: symmetric, sorted, no self-loops; weights count the original cut edges.
+  const std::int64_t ec = r.num_coarse_edges();
+  std::set<std::pair<std::int64_t, std::int64_t>> es;
+  for (std::int64_t t = 0; t < ec; ++t) {
+    const auto a = r.edge_index[t], b = r.edge_index[ec + t];
+    RC_ASSERT(a != b);
+    if (t > 0)
+      RC_ASSERT(std::make_pair(r.edge_index[t - 1], r.edge_index[ec + t - 1]) <
+                std::make_pair(a, b));
+    es.insert({a, b});
+  }
+  std::int64_t cut_edges = 0;
+  for (std::int64_t i = 0; i < g.num_nodes; ++i) {
+    for (const auto j : g.neighbors(i)) {
+      if (r.assignment[i] != r.assignment[j]) {
+        ++cut_edges;
+        RC_ASSERT(es.count({r.assignment[i], r.assignment[j]}) == 1u);
+      }
+    }
+  }
+  RC_ASSERT(std::accumulate(r.edge_weight.begin(), r.edge_weight.end(), std::int64_t{0}) ==
+            cut_edges);
+  for (const auto& [a, b] : es) RC_ASSERT(es.count({b, a}) == 1u);
+}
+
+RC_GTEST_PROP(NopeProperties, AssignmentIsOntoAndMeetsRatio, ()) {
+  const int n = *rc::gen::inRange(1, 40);
+  const int d = *rc::gen::inRange(1, 5);
+  const auto pairs = *rc::gen::container<std::vector<std::pair<int, int>>>(
+      *rc::gen::inRange(0, 100),
+      rc::gen::pair(rc::gen::inRange(0, 1000), rc::gen::inRange(0, 1000)));
+  const auto values = *rc::gen::container<std::vector<int>>(rc::gen::inRange(0, 100));
+  const auto variant = *rc::gen::element(Variant::Nope, Variant::NopeStar);
+  const double ratio = *rc::gen::element(0.01, 0.1, 0.3, 0.5, 0.9, 1.0);
+  const Random rg = random_graph(n, d, pairs, values);
+  const auto r = nope(rg.g, opts(variant, ratio));
+  RC_ASSERT(r.target == target_for_ratio(n, ratio));
+  check_consistent(rg.g, r);
+}
+
+RC_GTEST_PROP(NopeProperties, CutEqualsADirectRunAtTheLargerRatio, ()) {
+  const int n = *rc::gen::inRange(2, 40);
+  const auto pairs = *rc::gen::container<std::vector<std::pair<int, int>>>(
+      *rc::gen::inRange(0, 120),
+      rc::gen::pair(rc::gen::inRange(0, 1000), rc::gen::inRange(0, 1000)));
+  const auto values = *rc::gen::container<std::vector<int>>(rc::gen::inRange(0, 100));
+  const auto variant = *rc::gen::element(Variant::Nope, Variant::NopeStar);
+  const Random rg = random_graph(n, 3, pairs, values);
+  const auto fine = nope(rg.g, opts(variant, 0.1));
+  for (const double ratio : {0.1, 0.3, 0.5, 1.0}) {
+    const auto direct = nope(rg.g, opts(variant, ratio));
+    const auto c = cut(fine, rg.g, ratio);
+    RC_ASSERT(c.merges == direct.merges);
+    RC_ASSERT(c.keys == direct.keys);
+    RC_ASSERT(c.assignment == direct.assignment);
+    RC_ASSERT(c.features == direct.features);
+    RC_ASSERT(c.edge_index == direct.edge_index);
+    RC_ASSERT(c.edge_weight == direct.edge_weight);
+    RC_ASSERT(c.reached_target == direct.reached_target);
+  }
+}
+
+RC_GTEST_PROP(NopeProperties, ResultDoesNotDependOnTheThreadCount, ()) {
+  const int n = *rc::gen::inRange(2, 60);
+  const auto pairs = *rc::gen::container<std::vector<std::pair<int, int>>>(
+      *rc::gen::inRange(0, 200),
+      rc::gen::pair(rc::gen::inRange(0, 1000), rc::gen::inRange(0, 1000)));
+  const auto values = *rc::gen::container<std::vector<int>>(rc::gen::inRange(0, 100));
+  const auto variant = *rc::gen::element(Variant::Nope, Variant::NopeStar);
+  const Random rg = random_graph(n, 4, pairs, values);
+  NopeOptions a = opts(variant, 0.2), b = a;
+  a.num_threads = 1;
+  b.num_threads = 2;
+  const auto ra = nope(rg.g, a);
+  const auto rb = nope(rg.g, b);
+  RC_ASSERT(ra.merges == rb.merges);
+  RC_ASSERT(ra.keys == rb.keys);
+  RC_ASSERT(ra.features == rb.features);
+}
+
+TEST(Nope, CutRejectsAskingForMoreMergesThanTheRunHolds) {
+  const Toy t = toy();
+  const auto r = nope(t.g, opts(Variant::Nope, 0.5));
+  EXPECT_THROW(cut(r, t.g, 0.25), InvalidInput);
+  EXPECT_EQ(cut(r, t.g, 0.75).num_merges(), 1);
+}
+
+}  // namespace
+}  // namespace birkhoff::coarsen
