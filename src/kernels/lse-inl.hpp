@@ -76,11 +76,12 @@ void Exp2Array(const T* x, T* out, std::int64_t count) {
 // panel is packed k-major (P values of coordinate k are contiguous) so that one coordinate of
 // P rows is two vector loads. Columns are streamed in L2 chunks of kChunk columns; inside a
 // chunk each panel runs over tiles of kTile columns: a register micro-kernel of 2 x NR
-// accumulators (NR = 6 columns) writes the tile's logits to an L1 scratch, then the epilogue
+// accumulators (NR = 6 or 12 columns) writes the tile's logits to an L1 scratch, then the epilogue
 // updates the running (max, sum[, values]) of the panel's rows once per tile.
 constexpr std::int64_t kPanels = 8;
-constexpr std::int64_t kTile = 64;
-constexpr std::int64_t kNR = 6;
+constexpr std::int64_t kTile = 128;
+// 2 x kNR accumulators: 24 of AVX-512's 32 registers, 12 of AVX2's 16.
+constexpr std::int64_t kNR = HWY_MAX_BYTES >= 64 ? 12 : 6;
 
 template <class T>
 struct Scratch {
@@ -134,25 +135,10 @@ HWY_INLINE void TileLogits(D d, const hn::TFromD<D>* panel, const hn::TFromD<D>*
   std::int64_t c = 0;
   for (; c + kNR <= cols; c += kNR)
     MicroKernel<kNR>(d, panel, y + c * y_stride, y_stride, dim, bias + c, scale, out + c * P);
-  switch (cols - c) {
-    case 5:
-      MicroKernel<5>(d, panel, y + c * y_stride, y_stride, dim, bias + c, scale, out + c * P);
-      break;
-    case 4:
-      MicroKernel<4>(d, panel, y + c * y_stride, y_stride, dim, bias + c, scale, out + c * P);
-      break;
-    case 3:
-      MicroKernel<3>(d, panel, y + c * y_stride, y_stride, dim, bias + c, scale, out + c * P);
-      break;
-    case 2:
-      MicroKernel<2>(d, panel, y + c * y_stride, y_stride, dim, bias + c, scale, out + c * P);
-      break;
-    case 1:
-      MicroKernel<1>(d, panel, y + c * y_stride, y_stride, dim, bias + c, scale, out + c * P);
-      break;
-    default:
-      break;
-  }
+  for (; c + 4 <= cols; c += 4)
+    MicroKernel<4>(d, panel, y + c * y_stride, y_stride, dim, bias + c, scale, out + c * P);
+  for (; c < cols; ++c)
+    MicroKernel<1>(d, panel, y + c * y_stride, y_stride, dim, bias + c, scale, out + c * P);
 }
 
 // Online LogSumExp update of one panel's state with one tile of logits (kernels doc, §2.4).
