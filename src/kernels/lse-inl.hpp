@@ -195,10 +195,13 @@ void RowLse(const LseArgs<T>& a) {
   const std::int64_t row_bytes = static_cast<std::int64_t>(sizeof(T)) * (dim + dv);
   const std::int64_t chunk = std::max<std::int64_t>(
       kTile, (131072 / std::max<std::int64_t>(row_bytes, 1)) / kTile * kTile);
-  // No more threads than row blocks: a small problem runs on one thread and pays no fork/join.
+  // No more threads than row blocks, and at least ~2^24 units of work (a few ms) per thread:
+  // below that the fork/join costs more than it saves, badly so on a loaded machine where a
+  // descheduled thread holds the barrier. Results do not depend on the thread count.
+  const std::int64_t work = a.n * a.m * (dim + dv + 8);
+  const std::int64_t useful = std::max<std::int64_t>(1, std::min(blocks, work >> 24));
   const int threads = static_cast<int>(
-      std::min<std::int64_t>(a.num_threads > 0 ? a.num_threads : omp_get_max_threads(),
-                             std::max<std::int64_t>(blocks, 1)));
+      std::min<std::int64_t>(a.num_threads > 0 ? a.num_threads : omp_get_max_threads(), useful));
 
 #pragma omp parallel num_threads(threads)
   {
@@ -211,7 +214,7 @@ void RowLse(const LseArgs<T>& a) {
     s.values = hwy::AllocateAligned<T>(
         static_cast<std::size_t>(std::max<std::int64_t>(kPanels * dv * P, 1)));
 
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 1)
     for (std::int64_t b = 0; b < blocks; ++b) {
       const std::int64_t row0 = b * block_rows;
       const std::int64_t rows = std::min(block_rows, a.n - row0);

@@ -108,8 +108,8 @@ def test_plan_products_match_the_dense_plan(rng):
 
 
 def test_results_do_not_depend_on_the_thread_count(rng):
-    x = rng.normal(size=(900, 3)).astype(np.float32)
-    y = rng.normal(size=(800, 3)).astype(np.float32)
+    x = rng.normal(size=(3000, 3)).astype(np.float32)  # large enough for two threads
+    y = rng.normal(size=(2500, 3)).astype(np.float32)
     r1 = birkhoff.sinkhorn(x, y, num_threads=1, warn=False)
     r2 = birkhoff.sinkhorn(x, y, num_threads=2, warn=False)
     np.testing.assert_array_equal(r1.f, r2.f)

@@ -120,7 +120,7 @@ TEST(StreamingSolver, TransportCostEqualsTheDensePlanCost) {
 }
 
 TEST(StreamingSolver, ResultsDoNotDependOnThreadCount) {
-  Instance<float> inst(700, 650, 5, 9);
+  Instance<float> inst(3000, 2500, 5, 9);  // large enough for two threads
   SinkhornOptions o;
   o.blur = 0.1;
   o.num_threads = 1;
