@@ -131,7 +131,7 @@ def side_by_side(sizes, dims, iters, timeout):
                     ref = r["per_iter"]
                 ratio = f"{r['per_iter'] / ref:.1f}x" if ref else "—"
                 print(f"| {n} | {d} | {method} | {1e3 * r['per_iter']:.2f} | "
-                      f"{r['peak_rss_mb']:.0f} | {ratio} | {r['value']:.6g} |", flush=True)
+                      f"{r['peak_rss_mb']:.1f} | {ratio} | {r['value']:.6g} |", flush=True)
                 rows.append(r)
     return rows
 
