@@ -129,6 +129,16 @@ void softmin(const Cloud<T>& rows, const Cloud<T>& cols, const T* col_hat, doubl
         (static_cast<double>(scratch.max[i]) + std::log2(static_cast<double>(scratch.sum[i]))));
 }
 
+/// The plan in shifted form is P_ij = factor_i * 2^(z_ij - M_i), with z the logits of the
+/// pass over row i (columns' potential in the bias) and factor_i = 2^(log2e (log w_i +
+/// row_hat_i / eps) + M_i); 0 for a zero weight.
+template <class T>
+double plan_row_factor(const Cloud<T>& rows, const std::vector<T>& row_hat, std::size_t i,
+                       double eps, T row_max) {
+  if (!(rows.weights[i] > 0)) return 0.0;
+  return std::exp2(kLog2e * (static_cast<double>(rows.logw[i]) + row_hat[i] / eps) + row_max);
+}
+
 /// Damping factor lambda = 1 / (1 + eps / rho) with rho = reach^2; 1 when balanced.
 inline double damping(const std::optional<double>& reach, double eps) {
   return reach ? 1.0 / (1.0 + eps / (*reach * *reach)) : 1.0;

@@ -11,7 +11,6 @@ namespace birkhoff::transport {
 namespace {
 
 using detail::Cloud;
-using detail::kLog2e;
 using detail::LseOut;
 
 template <class T>
@@ -64,10 +63,7 @@ void product(const Cloud<T>& r, const std::vector<T>& rh, const Cloud<T>& c,
   if (mass) mass->resize(static_cast<std::size_t>(r.n));
   for (std::int64_t i = 0; i < r.n; ++i) {
     const auto si = static_cast<std::size_t>(i);
-    const double factor =
-        r.weights[si] > 0
-            ? std::exp2(kLog2e * (static_cast<double>(r.logw[si]) + rh[si] / eps) + o.max[si])
-            : 0.0;
+    const double factor = detail::plan_row_factor(r, rh, si, eps, o.max[si]);
     for (std::int64_t q = 0; q < k; ++q)
       out[i * k + q] = static_cast<T>(factor * o.values[static_cast<std::size_t>(i * k + q)]);
     if (mass) (*mass)[si] = static_cast<T>(factor * o.sum[si]);
@@ -117,24 +113,34 @@ TransportPlan<T>::TransportPlan(const OtProblem<T>& problem, const SinkhornResul
 
 template <class T>
 void TransportPlan<T>::apply(MatrixView<const T> v, MatrixView<T> out) const {
-  require(v.rows == m_, "v", "must have " + std::to_string(m_) + " rows (one per point of y)");
-  require(out.rows == n_ && out.cols == v.cols, "out", "must have shape (n, k)");
-  check_finite(v, "v");
-  Streams<T> s(problem_, f_, g_);
-  std::vector<T> res(static_cast<std::size_t>(n_ * v.cols));
-  product(s.x, s.fh, s.y, s.gh, epsilon_, s.kappa, threads_, contiguous(v), v.cols, res.data());
-  for (std::int64_t i = 0; i < n_; ++i) std::copy_n(res.begin() + i * v.cols, v.cols, out.row(i));
+  product_into(false, v, out);
 }
 
 template <class T>
 void TransportPlan<T>::apply_transpose(MatrixView<const T> u, MatrixView<T> out) const {
-  require(u.rows == n_, "u", "must have " + std::to_string(n_) + " rows (one per point of x)");
-  require(out.rows == m_ && out.cols == u.cols, "out", "must have shape (m, k)");
-  check_finite(u, "u");
+  product_into(true, u, out);
+}
+
+template <class T>
+void TransportPlan<T>::product_into(bool transpose, MatrixView<const T> v,
+                                    MatrixView<T> out) const {
+  const char* name = transpose ? "u" : "v";
+  const std::int64_t in_rows = transpose ? n_ : m_, out_rows = transpose ? m_ : n_;
+  require(v.rows == in_rows, name,
+          "must have " + std::to_string(in_rows) + " rows (one per point of " +
+              (transpose ? "x)" : "y)"));
+  require(out.rows == out_rows && out.cols == v.cols, "out",
+          transpose ? "must have shape (m, k)" : "must have shape (n, k)");
+  check_finite(v, name);
   Streams<T> s(problem_, f_, g_);
-  std::vector<T> res(static_cast<std::size_t>(m_ * u.cols));
-  product(s.y, s.gh, s.x, s.fh, epsilon_, s.kappa, threads_, contiguous(u), u.cols, res.data());
-  for (std::int64_t j = 0; j < m_; ++j) std::copy_n(res.begin() + j * u.cols, u.cols, out.row(j));
+  std::vector<T> res(static_cast<std::size_t>(out_rows * v.cols));
+  if (transpose) {
+    product(s.y, s.gh, s.x, s.fh, epsilon_, s.kappa, threads_, contiguous(v), v.cols, res.data());
+  } else {
+    product(s.x, s.fh, s.y, s.gh, epsilon_, s.kappa, threads_, contiguous(v), v.cols, res.data());
+  }
+  for (std::int64_t i = 0; i < out_rows; ++i)
+    std::copy_n(res.begin() + i * v.cols, v.cols, out.row(i));
 }
 
 template <class T>

@@ -188,10 +188,7 @@ void Solver<T>::plan_statistics(SinkhornResult<T>& r) const {
   double row_err = 0, cost = 0;
   for (std::int64_t i = 0; i < x_.n; ++i) {
     const auto si = static_cast<std::size_t>(i);
-    const double factor =
-        x_.weights[si] > 0
-            ? std::exp2(kLog2e * (static_cast<double>(x_.logw[si]) + fh_[si] / eps) + out.max[si])
-            : 0.0;
+    const double factor = plan_row_factor(x_, fh_, si, eps, out.max[si]);
     const double mass = factor * out.sum[si];
     row_err += std::abs(mass - x_.weights[si]);
     const T* o = out.values.data() + i * (d + 1);
@@ -204,10 +201,7 @@ void Solver<T>::plan_statistics(SinkhornResult<T>& r) const {
   double col_err = 0;
   for (std::int64_t j = 0; j < y_.n; ++j) {
     const auto sj = static_cast<std::size_t>(j);
-    const double factor =
-        y_.weights[sj] > 0
-            ? std::exp2(kLog2e * (static_cast<double>(y_.logw[sj]) + gh_[sj] / eps) + out.max[sj])
-            : 0.0;
+    const double factor = plan_row_factor(y_, gh_, sj, eps, out.max[sj]);
     col_err += std::abs(factor * out.sum[sj] - y_.weights[sj]);
   }
   r.transport_cost = cost;

@@ -38,6 +38,7 @@ class TransportPlan {
   std::vector<T> dense() const;
 
  private:
+  void product_into(bool transpose, MatrixView<const T> v, MatrixView<T> out) const;
   OtProblem<T> problem_;
   std::int64_t n_ = 0, m_ = 0, d_ = 0;
   std::vector<T> f_, g_;
