@@ -119,7 +119,8 @@ TEST(LseKernel, MaskedColumnsGetZeroWeightAndNoNaN) {
   for (std::int64_t j = 1; j < c.m; j += 2) {
     kept.y.insert(kept.y.end(), c.y.begin() + j * c.d, c.y.begin() + (j + 1) * c.d);
     kept.bias.push_back(c.bias[j]);
-    kept.values.insert(kept.values.end(), c.values.begin() + j * c.dv, c.values.begin() + (j + 1) * c.dv);
+    kept.values.insert(kept.values.end(), c.values.begin() + j * c.dv,
+                       c.values.begin() + (j + 1) * c.dv);
     ++kept.m;
   }
   expect_close(c, run(c, false), run(kept, true), 1e-5);
