@@ -247,10 +247,12 @@ Gradients<T> gradients(const OtProblem<T>& problem, const SinkhornResult<T>& res
   out.a.assign(static_cast<std::size_t>(s.x.n), T(0));
   out.b.assign(static_cast<std::size_t>(s.y.n), T(0));
   const double eps = result.epsilon;
-  add_point_gradient<T>(s.x, s.y, result.f, result.g_grad, problem.reach_a, eps, s.kappa, threads,
-                        1.0, out.x);
-  add_point_gradient<T>(s.y, s.x, result.g, result.f_grad, problem.reach_b, eps, s.kappa, threads,
-                        1.0, out.y);
+  const auto& f_grad = result.f_grad.empty() ? result.f : result.f_grad;
+  const auto& g_grad = result.g_grad.empty() ? result.g : result.g_grad;
+  add_point_gradient<T>(s.x, s.y, result.f, g_grad, problem.reach_a, eps, s.kappa, threads, 1.0,
+                        out.x);
+  add_point_gradient<T>(s.y, s.x, result.g, f_grad, problem.reach_b, eps, s.kappa, threads, 1.0,
+                        out.y);
   add_weight_gradient<T>(result.f, problem.reach_a, s.y.mass, eps, 1.0, out.a);
   add_weight_gradient<T>(result.g, problem.reach_b, s.x.mass, eps, 1.0, out.b);
   return out;
@@ -264,10 +266,12 @@ Gradients<T> gradients(const OtProblem<T>& problem, const DivergenceResult<T>& r
   Streams<T> s(problem, result.xy.f, result.xy.g);
   const double eps = result.xy.epsilon;
   // -1/2 d OT(a,a): x sits on both sides, so the two halves give one full self gradient.
-  add_point_gradient<T>(s.x, s.x, result.f_aa, result.f_aa_grad, problem.reach_a, eps, s.kappa,
-                        threads, -1.0, out.x);
-  add_point_gradient<T>(s.y, s.y, result.g_bb, result.g_bb_grad, problem.reach_b, eps, s.kappa,
-                        threads, -1.0, out.y);
+  add_point_gradient<T>(s.x, s.x, result.f_aa,
+                        result.f_aa_grad.empty() ? result.f_aa : result.f_aa_grad, problem.reach_a,
+                        eps, s.kappa, threads, -1.0, out.x);
+  add_point_gradient<T>(s.y, s.y, result.g_bb,
+                        result.g_bb_grad.empty() ? result.g_bb : result.g_bb_grad, problem.reach_b,
+                        eps, s.kappa, threads, -1.0, out.y);
   add_weight_gradient<T>(result.f_aa, problem.reach_a, s.x.mass, eps, -1.0, out.a);
   add_weight_gradient<T>(result.g_bb, problem.reach_b, s.y.mass, eps, -1.0, out.b);
   return out;

@@ -118,21 +118,25 @@ void Solver<T>::run() {
       snapshot = {fh_, gh_, fah_, gbh_};
     }
   }
-  fh_grad_ = fh_;
-  gh_grad_ = gh_;
-  fah_grad_ = fah_;
-  gbh_grad_ = gbh_;
   if (!alternating && options_.last_extrapolation) {
+    fh_grad_ = fh_;
+    gh_grad_ = gh_;
+    fah_grad_ = fah_;
+    gbh_grad_ = gbh_;
     // Extrapolation: f becomes an exact (damped) c-transform of g_grad, which makes the
     // envelope gradient computed from g_grad the gradient of the returned value.
     step(epsilon_, 1.0);
   }
+  // The loop's scratch is not needed any more: give it back before the statistics pass.
+  cand_f_ = {};
+  cand_g_ = {};
+  scratch_ = {};
 }
 
 template <class T>
-std::vector<T> Solver<T>::standard(const std::vector<T>& hat, const Cloud<T>& c) {
-  std::vector<T> out(hat.size());
-  for (std::size_t i = 0; i < hat.size(); ++i) out[i] = hat[i] + c.sqnorm[i];
+std::vector<T> Solver<T>::take_standard(std::vector<T>& hat, const Cloud<T>& c) {
+  std::vector<T> out = std::move(hat);  // empty (no extrapolation) stays empty
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] += c.sqnorm[i];
   return out;
 }
 
@@ -174,35 +178,33 @@ double Solver<T>::dual_value(const std::vector<T>& f, const std::vector<T>& g, c
 
 template <class T>
 void Solver<T>::plan_statistics(SinkhornResult<T>& r) const {
-  // One pass with values [y | beta] gives row masses and <P, C>; one column pass gives the
-  // column masses. P_ij = 2^(log2e (log a_i + f_hat_i / eps) + M_i) * 2^(z_ij - M_i).
+  // A row pass with values y gives the row masses r_i and (P y)_i; a column pass gives the
+  // column masses c_j. Then <P, C> = sum_i r_i alpha_i + sum_j c_j beta_j - kappa sum_i
+  // <x_i, (P y)_i>, with C_ij = alpha_i + beta_j - kappa <x_i, y_j>.
   const std::int64_t d = x_.d;
-  std::vector<T> values(static_cast<std::size_t>(y_.n * (d + 1)));
-  for (std::int64_t j = 0; j < y_.n; ++j) {
-    std::copy_n(y_.points.begin() + j * d, d, values.begin() + j * (d + 1));
-    values[static_cast<std::size_t>(j * (d + 1) + d)] = y_.sqnorm[static_cast<std::size_t>(j)];
-  }
   const double eps = epsilon_;
   LseOut<T> out;
-  lse_pass(x_, y_, gh_.data(), eps, kappa_, threads_, out, values.data(), d + 1);
+  lse_pass(x_, y_, gh_.data(), eps, kappa_, threads_, out, y_.points.data(), d);
   double row_err = 0, cost = 0;
   for (std::int64_t i = 0; i < x_.n; ++i) {
     const auto si = static_cast<std::size_t>(i);
     const double factor = plan_row_factor(x_, fh_, si, eps, out.max[si]);
     const double mass = factor * out.sum[si];
     row_err += std::abs(mass - x_.weights[si]);
-    const T* o = out.values.data() + i * (d + 1);
     double dot = 0;
     for (std::int64_t k = 0; k < d; ++k)
-      dot += static_cast<double>(x_.points[static_cast<std::size_t>(i * d + k)]) * o[k];
-    cost += mass * x_.sqnorm[si] + factor * (static_cast<double>(o[d]) - kappa_ * dot);
+      dot += static_cast<double>(x_.points[static_cast<std::size_t>(i * d + k)]) *
+             out.values[static_cast<std::size_t>(i * d + k)];
+    cost += mass * x_.sqnorm[si] - kappa_ * factor * dot;
   }
+  out = {};
   lse_pass(y_, x_, fh_.data(), eps, kappa_, threads_, out);
   double col_err = 0;
   for (std::int64_t j = 0; j < y_.n; ++j) {
     const auto sj = static_cast<std::size_t>(j);
-    const double factor = plan_row_factor(y_, gh_, sj, eps, out.max[sj]);
-    col_err += std::abs(factor * out.sum[sj] - y_.weights[sj]);
+    const double mass = plan_row_factor(y_, gh_, sj, eps, out.max[sj]) * out.sum[sj];
+    col_err += std::abs(mass - y_.weights[sj]);
+    cost += mass * y_.sqnorm[sj];
   }
   r.transport_cost = cost;
   double err = 0;
@@ -213,29 +215,29 @@ void Solver<T>::plan_statistics(SinkhornResult<T>& r) const {
 }
 
 template <class T>
-SinkhornResult<T> Solver<T>::result() const {
+SinkhornResult<T> Solver<T>::result() {
   SinkhornResult<T> r;
-  r.f = standard(fh_, x_);
-  r.g = standard(gh_, y_);
-  r.f_grad = standard(fh_grad_, x_);
-  r.g_grad = standard(gh_grad_, y_);
+  plan_statistics(r);  // reads the shifted potentials, which are then moved into the result
+  r.f = take_standard(fh_, x_);
+  r.g = take_standard(gh_, y_);
+  r.f_grad = take_standard(fh_grad_, x_);
+  r.g_grad = take_standard(gh_grad_, y_);
   r.epsilon = epsilon_;
   r.iterations = iterations_;
   r.stopped_early = stopped_early_;
   r.errors = errors_;
   r.loss = dual_value(r.f, r.g, x_, y_, problem_.reach_a, problem_.reach_b, epsilon_);
-  plan_statistics(r);
   return r;
 }
 
 template <class T>
-DivergenceResult<T> Solver<T>::divergence() const {
+DivergenceResult<T> Solver<T>::divergence() {
   DivergenceResult<T> r;
   r.xy = result();
-  r.f_aa = standard(fah_, x_);
-  r.g_bb = standard(gbh_, y_);
-  r.f_aa_grad = standard(fah_grad_, x_);
-  r.g_bb_grad = standard(gbh_grad_, y_);
+  r.f_aa = take_standard(fah_, x_);
+  r.g_bb = take_standard(gbh_, y_);
+  r.f_aa_grad = take_standard(fah_grad_, x_);
+  r.g_bb_grad = take_standard(gbh_grad_, y_);
   // Self terms: symmetric potentials (f = g = f_aa), so OT(a,a) = dual_value(f_aa, f_aa).
   const double oaa =
       dual_value(r.f_aa, r.f_aa, x_, x_, problem_.reach_a, problem_.reach_a, epsilon_);

@@ -13,10 +13,11 @@ class Solver {
  public:
   Solver(const OtProblem<T>& problem, const SinkhornOptions& options, bool debias);
   void run();
-  SinkhornResult<T> result() const;
-  DivergenceResult<T> divergence() const;
+  /// Moves the potentials out: call once, after run().
+  SinkhornResult<T> result();
+  DivergenceResult<T> divergence();
 
-  static std::vector<T> standard(const std::vector<T>& hat, const Cloud<T>& c);
+  static std::vector<T> take_standard(std::vector<T>& hat, const Cloud<T>& c);
   static double dual_value(const std::vector<T>& f, const std::vector<T>& g, const Cloud<T>& a,
                            const Cloud<T>& b, const std::optional<double>& reach_a,
                            const std::optional<double>& reach_b, double eps);

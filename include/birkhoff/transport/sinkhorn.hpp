@@ -70,8 +70,8 @@ template <class T>
 struct SinkhornResult {
   std::vector<T> f;  ///< (n) final potential of x, cost units
   std::vector<T> g;  ///< (m) final potential of y
-  /// (n), (m): the potentials the gradients use (before the last extrapolation; equal to
-  /// f, g when there is none).
+  /// (n), (m): the potentials the gradients use, from before the last extrapolation; empty
+  /// when there is none (the gradients then use f and g).
   std::vector<T> f_grad, g_grad;
   double epsilon = 0;          ///< final epsilon (cost units)
   double loss = 0;             ///< dual objective; balanced: <a,f> + <b,g> - eps(mass - mass^2)
