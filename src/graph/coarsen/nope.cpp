@@ -14,6 +14,12 @@
 #include "graph/coarsen/build.hpp"
 #include "graph/coarsen/pairwise.hpp"
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define BIRKHOFF_AVX2_CLONE [[gnu::target_clones("avx2", "default")]]
+#else
+#define BIRKHOFF_AVX2_CLONE
+#endif
+
 namespace birkhoff::coarsen {
 namespace {
 
@@ -87,6 +93,17 @@ class FeatureStore {
   std::uint32_t next_ = 0;
 };
 
+/// detail::dot and detail::squared_distance, compiled for AVX2 as well as the baseline and
+/// picked at load time. Both clones run the same float operations in the same order (no FMA:
+/// this file is compiled with -ffp-contract=off), so the results are bitwise equal; AVX2 only
+/// holds four double (dot) or eight float (distance) lanes in one register.
+BIRKHOFF_AVX2_CLONE float row_dot(const float* a, const float* b, std::int64_t n) {
+  return detail::dot(a, b, n);
+}
+BIRKHOFF_AVX2_CLONE float row_distance(const float* a, const float* b, std::int64_t n) {
+  return detail::squared_distance(a, b, n);
+}
+
 /// Calls f(i, j) for every id common to the sorted lists a and b (no repeats inside a list),
 /// in ascending id order: a linear merge, or binary searches of the shorter list's ids in the
 /// longer one when that is cheaper.
@@ -154,7 +171,6 @@ class Loop {
     std::fill(size_.begin(), size_.begin() + n_, 1.0f);
     deg_.assign(static_cast<std::size_t>(ids), 0);
     adj_.resize(static_cast<std::size_t>(ids));
-    mark_.assign(static_cast<std::size_t>(ids), 0);
     if constexpr (kNope) {
       sigma_.assign(static_cast<std::size_t>(ids), 0.0f);
       mark_dot_.assign(static_cast<std::size_t>(ids), 0.0f);
@@ -206,7 +222,7 @@ class Loop {
     const float sq = size_[q];
     const float w = (sp * sq) / ((sp + sq) + 1e-8f);
     const std::int64_t touched = std::max<std::int64_t>(deg_[p] + deg_[q] - inter - 2, 0);
-    const float dist = detail::squared_distance(features_.row(p), features_.row(q), d_);
+    const float dist = row_distance(features_.row(p), features_.row(q), d_);
     return static_cast<double>((w * static_cast<float>(touched)) * dist);
   }
 
@@ -237,7 +253,7 @@ class Loop {
       for (std::size_t t = 0; t < row.size(); ++t) {
         const Id j = static_cast<Id>(row[t]);
         if constexpr (kNope) {
-          const float dt = detail::dot(features_.row(static_cast<Id>(i)), features_.row(j), d_);
+          const float dt = row_dot(features_.row(static_cast<Id>(i)), features_.row(j), d_);
           list[t] = IdDot{j, dt};
         } else {
           list[t] = j;
@@ -355,7 +371,7 @@ class Loop {
       const float* xn = features_.row(n);
       const auto dn_signed = static_cast<std::int64_t>(dn);
       for (std::int64_t t = 0; t < dn_signed; ++t) {
-        ln[t] = IdDot{nb_[t], detail::dot(features_.row(nb_[t]), xn, d_)};
+        ln[t] = IdDot{nb_[t], row_dot(features_.row(nb_[t]), xn, d_)};
       }
       for (std::size_t t = 0; t < dn; ++t) {
         const Id m = nb_[t];
@@ -366,7 +382,7 @@ class Loop {
         float s = sigma_[m] + upd;
         if (opt_.clamp_interference && s < 0.0f) s = 0.0f;
         sigma_[m] = s;
-        mark_[m] = 1;
+        alive_[m] = kMarked;
         mark_dot_[m] = dmn;
       }
       sigma_[n] = detail::pairwise_sum(static_cast<std::int64_t>(dn),
@@ -374,7 +390,7 @@ class Loop {
     } else {
       for (std::size_t t = 0; t < dn; ++t) {
         ln[t] = nb_[t];
-        mark_[nb_[t]] = 1;
+        alive_[nb_[t]] = kMarked;
       }
     }
     deg_[n] = static_cast<std::int64_t>(dn);
@@ -402,22 +418,20 @@ class Loop {
     const auto dn_signed = static_cast<std::int64_t>(dn);
     for (std::int64_t t = 0; t < dn_signed; ++t) {
       const Id m = nb_[t];
-      const auto& lm = adj_[m];
+      auto& lm = adj_[m];
       std::int64_t inter = 0;
       float c = 0.0f;
       const std::size_t len = lm.size();
       if (len <= dn * static_cast<std::size_t>(std::bit_width(len))) {
-        const std::uint8_t* mark = mark_.data();
+        inter = scan_marked(lm);
         if constexpr (kNope) {
+          // The common-neighbour sum in N(m)'s (ascending id) order, as before the compaction.
           const float* mark_dot = mark_dot_.data();
-          for (const Entry& e : lm) {
-            if (!mark[e.id]) continue;
-            ++inter;
+          for (std::int64_t h = 0; h < inter; ++h) {
+            const IdDot& e = lm[hits_[h]];
             const float diff = e.dot - mark_dot[e.id];
             c += diff * diff;
           }
-        } else {
-          for (const Entry& e : lm) inter += mark[e];
         }
       } else {
         for_common(ln.data(), dn, lm.data(), len, [&](std::size_t a, std::size_t b) {
@@ -439,9 +453,42 @@ class Loop {
     for (std::size_t t = 0; t < dn; ++t) {
       heap_.push_back(HeapEntry{keys_[t], nb_[t], n});
       std::push_heap(heap_.begin(), heap_.end(), After{});
-      mark_[nb_[t]] = 0;
+      alive_[nb_[t]] = 1;
     }
     pushes_ += static_cast<std::int64_t>(dn);
+  }
+
+  /// One pass over N(m) that drops dead entries in place (keeping the order) and counts the
+  /// members of N(n) (marked ids); for NOPE it also records their positions in hits_. Branch
+  /// free: the marks are unpredictable, the copies are cheap.
+  std::int64_t scan_marked(std::vector<Entry>& lm) {
+    const std::uint8_t* state = alive_.data();
+    Entry* data = lm.data();
+    const std::size_t len = lm.size();
+    std::size_t w = 0;
+    std::int64_t inter = 0;
+    if constexpr (kNope) {
+      if (hits_.size() < len) hits_.resize(len);
+      std::uint32_t* hits = hits_.data();
+      for (std::size_t r = 0; r < len; ++r) {
+        const Entry e = data[r];
+        const std::uint8_t st = state[e.id];
+        data[w] = e;
+        hits[inter] = static_cast<std::uint32_t>(w);
+        w += st != 0;
+        inter += st >> 1;
+      }
+    } else {
+      for (std::size_t r = 0; r < len; ++r) {
+        const Entry e = data[r];
+        const std::uint8_t st = state[e];
+        data[w] = e;
+        w += st != 0;
+        inter += st >> 1;
+      }
+    }
+    lm.resize(w);
+    return inter;
   }
 
   /// Drops entries with a dead end and re-heapifies. Order-neutral: entries are unique.
@@ -455,13 +502,14 @@ class Loop {
   std::int64_t n_;
   std::int64_t d_;
   FeatureStore features_;
+  /// 0 = dead, 1 = alive, kMarked = alive and in N(n) during the scoring of one merge.
+  static constexpr std::uint8_t kMarked = 2;
   std::vector<std::uint8_t> alive_;
   std::vector<float> size_;
   std::vector<std::int64_t> deg_;
   std::vector<float> sigma_;
   std::vector<std::vector<Entry>> adj_;
-  // Members of N(n) during one merge (1 = member; cleared at the end) and, for NOPE, <x_k, x_n>.
-  std::vector<std::uint8_t> mark_;
+  // NOPE: <x_k, x_n> for the members k of N(n) during one merge.
   std::vector<float> mark_dot_;
   std::vector<HeapEntry> heap_;
   std::int64_t live_edges_ = 0;
@@ -471,6 +519,7 @@ class Loop {
   std::vector<std::uint8_t> from_;
   std::vector<float> dot_u_, dot_v_;
   std::vector<double> keys_;
+  std::vector<std::uint32_t> hits_;
 };
 
 }  // namespace
