@@ -97,8 +97,20 @@ void add_color_transfer_command(CLI::App& app) {
     const std::string src_path = args->source.empty() ? find_sample("astronaut.png") : args->source;
     const std::string dst_path = args->target.empty() ? find_sample("coffee.png") : args->target;
     require(args->size >= 0, "--size", "must be >= 0");
-    const auto src = shrink_to(io::read_png(src_path), args->size);
-    const auto dst = shrink_to(io::read_png(dst_path), args->size);
+    require(args->source.empty() == args->target.empty(), "TARGET",
+            "give both SOURCE and TARGET, or neither (for the sample photos)");
+    check_writable(args->output, "--output");
+    io::RgbImage src, dst;
+    try {
+      src = shrink_to(io::read_png(src_path), args->size);
+    } catch (const InvalidInput& e) {
+      throw InvalidInput(std::string("SOURCE: ") + e.what());
+    }
+    try {
+      dst = shrink_to(io::read_png(dst_path), args->size);
+    } catch (const InvalidInput& e) {
+      throw InvalidInput(std::string("TARGET: ") + e.what());
+    }
     const auto x = to_points(src), y = to_points(dst);
     transport::OtProblem<float> problem;
     problem.x = {x.data(), src.width * src.height, 3};
@@ -109,7 +121,13 @@ void add_color_transfer_command(CLI::App& app) {
     o.num_threads = args->threads;
     ProgressBar bar(args->quiet || args->json);
     o.progress = bar.callback();
-    const auto result = transport::sinkhorn(problem, o);
+    transport::SinkhornResult<float> result;
+    try {
+      result = transport::sinkhorn(problem, o);
+    } catch (const InvalidInput& e) {
+      rethrow_with_cli_names(
+          e, {{"blur", "--blur"}, {"scaling", "--scaling"}, {"num_threads", "--threads"}});
+    }
     const auto map =
         transport::TransportPlan<float>(problem, result, args->threads).barycentric_map();
     io::RgbImage recoloured = src;
@@ -118,6 +136,7 @@ void add_color_transfer_command(CLI::App& app) {
           static_cast<std::uint8_t>(std::clamp(std::lround(map[i] * 255.0f), 0L, 255L));
     io::write_png(args->output, side_by_side({&src, &dst, &recoloured}));
     const double seconds = seconds_since(start);
+    if (!result.converged) warn_not_converged(result.marginal_error, o.marginal_tol);
     const double n = static_cast<double>(problem.x.rows), m = static_cast<double>(problem.y.rows);
     const double dense_gb = n * m * 8 / 1e9;  // one float64 n x m matrix, as POT would hold
     if (args->json) {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "birkhoff/core/error.hpp"
@@ -78,13 +79,52 @@ ProgressCallback ProgressBar::callback() {
                  std::string(static_cast<std::size_t>(width - filled), '.').c_str(),
                  static_cast<long long>(info.done), static_cast<long long>(info.total),
                  seconds_since(start_));
+    if (info.done >= info.total) {  // end the bar's line before anything else is printed
+      std::fputc('\n', stderr);
+      drawn_ = false;
+    }
     std::fflush(stderr);
     return true;
   };
 }
 
+void rethrow_with_cli_names(const InvalidInput& e,
+                            std::initializer_list<std::pair<const char*, const char*>> names) {
+  const std::string what = e.what();
+  for (const auto& [core, cli] : names) {
+    const std::string prefix = std::string(core) + ": ";
+    if (what.rfind(prefix, 0) == 0) {
+      const std::string message =
+          std::string(cli) + " (" + core + "): " + what.substr(prefix.size());
+      if (dynamic_cast<const InvalidType*>(&e)) throw InvalidType(message);
+      throw InvalidInput(message);
+    }
+  }
+  throw;
+}
+
+void check_writable(const std::string& path, const std::string& option) {
+  require(!path.empty(), option, "empty path");
+  std::error_code ec;
+  require(!std::filesystem::is_directory(path, ec), option, path + " is a directory");
+  const bool existed = std::filesystem::exists(path, ec);
+  std::FILE* f = std::fopen(path.c_str(), "ab");
+  require(f != nullptr, option, "cannot write " + path);
+  std::fclose(f);
+  if (!existed) std::filesystem::remove(path, ec);
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void warn_not_converged(double marginal_error, double marginal_tol) {
+  std::fprintf(stderr,
+               "birkhoff: warning: not converged: marginal error %.3g > %.3g. The annealed "
+               "schedule does one sweep per epsilon; anneal more slowly (--scaling closer to 1) "
+               "or run a fixed epsilon to convergence (--schedule alternating --iterations N "
+               "--tolerance T)\n",
+               marginal_error, marginal_tol);
 }
 
 double peak_rss_mb() { return static_cast<double>(peak_rss_bytes()) / 1e6; }

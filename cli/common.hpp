@@ -2,8 +2,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "birkhoff/core/progress.hpp"
@@ -41,8 +43,19 @@ class ProgressBar {
   std::chrono::steady_clock::time_point start_, last_;
 };
 
+/// Rethrows a core error with the CLI's names for the arguments: the core says "x: ...",
+/// the user typed SOURCE; `names` maps core names to CLI names. Call from a catch block.
+[[noreturn]] void rethrow_with_cli_names(
+    const InvalidInput& e, std::initializer_list<std::pair<const char*, const char*>> names);
+
+/// Fails early, naming `option`, when `path` cannot be created or written.
+void check_writable(const std::string& path, const std::string& option);
+
 /// Seconds since `start`.
 double seconds_since(std::chrono::steady_clock::time_point start);
+/// The warning printed when a solve ends with marginal_error > marginal_tol (or NaN).
+void warn_not_converged(double marginal_error, double marginal_tol);
+
 /// Peak RSS of this process in MB (10^6 bytes).
 double peak_rss_mb();
 /// Prints one JSON object on stdout.

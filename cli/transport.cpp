@@ -80,11 +80,7 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym) {
     npz.close();
   }
   const double seconds = seconds_since(start);
-  if (!r.converged)
-    std::fprintf(stderr,
-                 "birkhoff: warning: not converged: marginal error %.3g > %.3g; anneal more slowly "
-                 "(--scaling 0.9) or iterate at a fixed epsilon (--iterations N --tolerance T)\n",
-                 r.marginal_error, o.marginal_tol);
+  if (!r.converged) warn_not_converged(r.marginal_error, o.marginal_tol);
   if (args.json) {
     print_json({{"loss", div.loss},
                 {"transport_cost", r.transport_cost},
@@ -106,34 +102,6 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym) {
         args.debias ? "divergence" : "loss", div.loss, r.transport_cost, r.epsilon, r.iterations,
         r.marginal_error, seconds, peak_rss_mb());
   }
-}
-
-// The core names its arguments as the library does (x, y, a, b, blur); the CLI user typed
-// SOURCE, TARGET, --weights-a, ...: say both.
-[[noreturn]] void rethrow_with_cli_names(const InvalidInput& e) {
-  static const std::pair<const char*, const char*> names[] = {{"x", "SOURCE"},
-                                                              {"y", "TARGET"},
-                                                              {"a", "--weights-a"},
-                                                              {"b", "--weights-b"},
-                                                              {"blur", "--blur"},
-                                                              {"scaling", "--scaling"},
-                                                              {"reach_a", "--reach"},
-                                                              {"reach_b", "--reach"},
-                                                              {"diameter", "--diameter"},
-                                                              {"iterations", "--iterations"},
-                                                              {"check_every", "--check-every"},
-                                                              {"tol", "--tolerance"}};
-  const std::string what = e.what();
-  for (const auto& [core, cli] : names) {
-    const std::string prefix = std::string(core) + ": ";
-    if (what.rfind(prefix, 0) == 0) {
-      const std::string message =
-          std::string(cli) + " (" + core + "): " + what.substr(prefix.size());
-      if (dynamic_cast<const InvalidType*>(&e)) throw InvalidType(message);
-      throw InvalidInput(message);
-    }
-  }
-  throw;
 }
 
 }  // namespace
@@ -178,6 +146,9 @@ void add_transport_command(CLI::App& app) {
   cmd->add_flag("--json", args->json, "print one JSON object with the results");
   cmd->add_flag("--quiet", args->quiet, "no progress bar");
   cmd->callback([args] {
+    require(args->output.empty() ? !(args->map || args->gradient) : true,
+            args->map ? "--map" : "--gradient", "needs --output FILE.npz");
+    if (!args->output.empty()) check_writable(args->output, "--output");
     const Matrix x = load_matrix(args->source, "SOURCE");
     const Matrix y = load_matrix(args->target, "TARGET");
     if (x.array.dtype != y.array.dtype)
@@ -190,7 +161,19 @@ void add_transport_command(CLI::App& app) {
         run<float>(*args, x, y);
       }
     } catch (const InvalidInput& e) {
-      rethrow_with_cli_names(e);
+      rethrow_with_cli_names(e, {{"x", "SOURCE"},
+                                 {"y", "TARGET"},
+                                 {"a", "--weights-a"},
+                                 {"b", "--weights-b"},
+                                 {"blur", "--blur"},
+                                 {"scaling", "--scaling"},
+                                 {"reach_a", "--reach"},
+                                 {"reach_b", "--reach"},
+                                 {"diameter", "--diameter"},
+                                 {"iterations", "--iterations"},
+                                 {"check_every", "--check-every"},
+                                 {"tol", "--tolerance"},
+                                 {"num_threads", "--threads"}});
     }
   });
 }

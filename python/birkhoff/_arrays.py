@@ -45,10 +45,32 @@ def _as_array(obj, name: str) -> np.ndarray:
     if hasattr(obj, "__dlpack__"):
         if hasattr(obj, "detach"):  # a torch tensor that may require grad
             obj = obj.detach()
-        return np.from_dlpack(obj)
+        try:
+            return np.from_dlpack(obj)
+        except (BufferError, RuntimeError, TypeError, ValueError) as e:
+            raise TypeError(f"{name}: this tensor cannot be shared with numpy without a copy "
+                            f"({e}); pass a CPU float32/float64 tensor") from None
     if isinstance(obj, (list, tuple)):
         return np.asarray(obj, dtype=np.float64)
     raise TypeError(f"{name}: expected a numpy array or a DLPack tensor, got {type(obj).__name__}")
+
+
+def as_int(value, name: str, low: int = 0, high: int = 2**31 - 1) -> int:
+    """An integral option in [low, high]; TypeError/ValueError naming ``name`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name}: expected an integer, got {value!r}")
+    if not low <= int(value) <= high:
+        raise ValueError(f"{name}: must lie in [{low}, {high}], got {value}")
+    return int(value)
+
+
+def as_float(value, name: str, optional: bool = False):
+    """A real option; None allowed when ``optional``; TypeError naming ``name`` otherwise."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name}: expected a number, got {value!r}")
+    return float(value)
 
 
 def progress_callback(progress):
@@ -60,6 +82,8 @@ def progress_callback(progress):
         return None
     if callable(progress):
         return progress
+    if progress is not True:
+        raise TypeError(f"progress: expected True, False, None or a callable, got {progress!r}")
     try:
         from tqdm.auto import tqdm
     except ImportError:

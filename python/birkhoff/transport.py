@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from . import _birkhoff
-from ._arrays import as_points, as_weights, progress_callback
+from ._arrays import _as_array, as_float, as_int, as_points, as_weights, progress_callback
 
 __all__ = ["SamplesLoss", "SinkhornResult", "sinkhorn", "sinkhorn_divergence"]
 
@@ -23,11 +23,13 @@ class SinkhornResult:
 
     Potentials use GeomLoss's convention: the plan is
     ``P_ij = a_i b_j exp((f_i + g_j - C_ij) / epsilon)``. Nothing of size n x m is stored.
+    The result keeps views of the input arrays (no copy): do not modify x, y, a, b while
+    using its methods.
 
     Attributes:
-        loss (float): the OT value (cost units): the dual objective, which for balanced unit
-            masses is <a, f> + <b, g>; with ``debias=True`` the Sinkhorn divergence
-            OT(a,b) - OT(a,a)/2 - OT(b,b)/2.
+        loss (float): the OT value (cost units), GeomLoss's formula: <a, f> + <b, g> when
+            balanced (the dual objective for unit masses); with ``debias=True`` the Sinkhorn
+            divergence OT(a,b) - OT(a,a)/2 - OT(b,b)/2.
         f (ndarray (n,)), g (ndarray (m,)): the final potentials, dtype of x.
         transport_cost (float): <P, C> for the plan built from (f, g).
         epsilon (float): the final epsilon (cost units).
@@ -54,13 +56,13 @@ class SinkhornResult:
 
     @property
     def f_aa(self):
-        """(n,) self potential of OT(a, a) (only with ``debias=True``)."""
-        return self._native.f_aa
+        """(n,) self potential of OT(a, a); None unless solved with ``debias=True``."""
+        return self._native.f_aa if self._native.debias else None
 
     @property
     def g_bb(self):
-        """(m,) self potential of OT(b, b) (only with ``debias=True``)."""
-        return self._native.g_bb
+        """(m,) self potential of OT(b, b); None unless solved with ``debias=True``."""
+        return self._native.g_bb if self._native.debias else None
 
     def apply(self, v):
         """P @ v for v of shape (m,) or (m, k), streamed; returns (n,) or (n, k).
@@ -112,9 +114,7 @@ class SinkhornResult:
         return self.gradients()[1]
 
     def _operand(self, v, name):
-        arr = np.asarray(v) if isinstance(v, (list, tuple)) else v
-        if not isinstance(arr, np.ndarray):
-            raise TypeError(f"{name}: expected a numpy array, got {type(v).__name__}")
+        arr = _as_array(v, name)
         if arr.dtype != self._x.dtype:
             raise TypeError(f"{name}: dtype {arr.dtype} differs from the problem's {self._x.dtype}")
         if not arr.flags.c_contiguous:
@@ -154,8 +154,8 @@ def sinkhorn(x, y, a=None, b=None, *, blur=0.05, scaling=0.5, debias=False, half
         iterations: when > 0, this many iterations at epsilon = blur**2 without annealing.
         update: "symmetric" (GeomLoss, averaged) or "alternating" (OTT, Gauss-Seidel).
         last_extrapolation: symmetric only: a final full sweep (exact gradients).
-        tol: stop once the potentials move less than tol (cost units) over ``check_every``
-            iterations at the final epsilon; default: run the whole schedule.
+        tol: with ``iterations`` (or ``epsilons``): stop once the potentials move less than
+            tol (cost units) over ``check_every`` iterations at the final epsilon.
         marginal_tol: ``converged`` means marginal_error <= marginal_tol.
         num_threads: OpenMP threads, 0 = all cores. Results do not depend on it.
         progress: True for a progress bar, or a callable(stage, done, total).
@@ -168,7 +168,8 @@ def sinkhorn(x, y, a=None, b=None, *, blur=0.05, scaling=0.5, debias=False, half
         TypeError: x or y not float32/float64, different dtypes, or not C-contiguous.
         ValueError: empty clouds, dimension mismatch, weights of the wrong length, NaN/inf,
             negative weights, zero total mass, unequal masses when balanced, blur <= 0,
-            scaling outside (0, 1).
+            scaling outside (0, 1), an epsilon too small for the dtype (below about
+            4e-6 D^2 in float32, 7e-15 D^2 in float64, D the data's diameter).
         KeyboardInterrupt: Ctrl-C during the solve.
 
     Source: FlashSinkhorn (arXiv 2602.03067) §2-5; Feydy et al. (AISTATS 2019) Alg. 3.5.
@@ -183,16 +184,21 @@ def sinkhorn(x, y, a=None, b=None, *, blur=0.05, scaling=0.5, debias=False, half
         reach_a = reach if reach_a is None else reach_a
         reach_b = reach if reach_b is None else reach_b
     native = _birkhoff.sinkhorn(
-        x, y, a, b, bool(half_cost), _opt_float(reach_a), _opt_float(reach_b), float(blur),
-        float(scaling), _opt_float(diameter), [float(e) for e in (epsilons or [])],
-        int(iterations), str(update), bool(last_extrapolation), _opt_float(tol),
-        int(check_every), float(marginal_tol), int(num_threads), bool(debias),
-        progress_callback(progress))
+        x, y, a, b, bool(half_cost), as_float(reach_a, "reach_a", True),
+        as_float(reach_b, "reach_b", True), as_float(blur, "blur"), as_float(scaling, "scaling"),
+        as_float(diameter, "diameter", True),
+        [as_float(e, "epsilons") for e in (epsilons or [])],
+        as_int(iterations, "iterations"), str(update), bool(last_extrapolation),
+        as_float(tol, "tol", True), as_int(check_every, "check_every", 1),
+        as_float(marginal_tol, "marginal_tol"), as_int(num_threads, "num_threads", 0, 4096),
+        bool(debias), progress_callback(progress))
     result = SinkhornResult(native, x, y)
     if warn and not result.converged:
         warnings.warn(
             f"Sinkhorn not converged: marginal error {result.marginal_error:.3g} > "
-            f"{marginal_tol:g}; use a slower annealing (scaling=0.9) or iterations/tol",
+            f"{marginal_tol:g}. The annealed schedule does one sweep per epsilon: anneal more "
+            "slowly (scaling closer to 1) or run a fixed epsilon to convergence "
+            "(update='alternating', iterations=N, tol=T)",
             RuntimeWarning, stacklevel=2)
     return result
 
@@ -248,5 +254,3 @@ class SamplesLoss:
         return r.loss
 
 
-def _opt_float(v):
-    return None if v is None else float(v)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "birkhoff/core/error.hpp"
@@ -26,6 +27,8 @@ void check(int rc, const std::string& path) {
 }  // namespace
 
 RgbImage read_png(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InvalidInput(path + ": is a directory");
   std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
   if (!file) throw InvalidInput(path + ": cannot open file");
   std::unique_ptr<spng_ctx, CtxDeleter> ctx(spng_ctx_new(0));
@@ -33,6 +36,10 @@ RgbImage read_png(const std::string& path) {
   check(spng_set_png_file(ctx.get(), file.get()), path);
   spng_ihdr ihdr{};
   check(spng_get_ihdr(ctx.get(), &ihdr), path);
+  // Refuse decompression bombs before allocating: at most 2^27 pixels (384 MiB of RGB).
+  if (static_cast<std::uint64_t>(ihdr.width) * ihdr.height > (std::uint64_t{1} << 27))
+    throw InvalidInput(path + ": image of " + std::to_string(ihdr.width) + " x " +
+                       std::to_string(ihdr.height) + " pixels is too large (limit 2^27 pixels)");
   std::size_t size = 0;
   check(spng_decoded_image_size(ctx.get(), SPNG_FMT_RGB8, &size), path);
   RgbImage image;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -106,6 +107,10 @@ std::size_t payload_bytes(DType dtype, std::span<const std::int64_t> shape) {
 }
 
 std::vector<std::byte> read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InvalidInput(path + ": is a directory");
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw InvalidInput(path + ": not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InvalidInput(path + ": cannot open file");
   std::vector<std::byte> data;
@@ -220,7 +225,14 @@ NpyArray parse_npy(std::span<const std::byte> data, const std::string& name) {
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
-  const std::size_t bytes = static_cast<std::size_t>(array.size()) * dtype_size(array.dtype);
+  // The header is untrusted: check the element count for overflow before using it.
+  std::size_t count = 1;
+  for (auto extent : array.shape) {
+    if (extent != 0 && count > (data.size() - offset) / static_cast<std::size_t>(extent))
+      throw InvalidInput(name + ": .npy shape does not match the file size (truncated or corrupt)");
+    count *= static_cast<std::size_t>(extent);
+  }
+  const std::size_t bytes = count * dtype_size(array.dtype);
   if (data.size() - offset < bytes)
     throw InvalidInput(name + ": truncated .npy data (" + std::to_string(data.size() - offset) +
                        " of " + std::to_string(bytes) + " bytes)");

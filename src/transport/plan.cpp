@@ -216,19 +216,18 @@ void add_point_gradient(const Cloud<T>& r, const Cloud<T>& c, std::span<const T>
   }
 }
 
-// d/dw_i of the dual objective at the optimum (envelope theorem): hard side h_i - eps (1 - |o|);
-// relaxed side rho (1 - e) - eps (e - |o|) with e = exp(-h_i / rho); |o| the other mass.
+// d/dw_i of the value formula at the optimum (envelope theorem): a hard side gives h_i; a
+// relaxed side rho (1 - e) - eps e, plus eps/2 when the other side is relaxed too, with
+// e = exp(-h_i / rho).
 template <class T>
 void add_weight_gradient(std::span<const T> h, const std::optional<double>& reach,
-                         double other_mass, double eps, double factor, std::vector<T>& out) {
+                         bool other_relaxed, double eps, double factor, std::vector<T>& out) {
   for (std::size_t i = 0; i < h.size(); ++i) {
-    double v;
+    double v = static_cast<double>(h[i]);
     if (reach) {
       const double rho = *reach * *reach;
-      const double e = std::exp(-static_cast<double>(h[i]) / rho);
-      v = rho * (1 - e) - eps * (e - other_mass);
-    } else {
-      v = static_cast<double>(h[i]) - eps * (1 - other_mass);
+      const double x = -static_cast<double>(h[i]) / rho;
+      v = -rho * std::expm1(x) - eps * std::exp(x) + (other_relaxed ? 0.5 * eps : 0.0);
     }
     out[i] += static_cast<T>(factor * v);
   }
@@ -253,8 +252,8 @@ Gradients<T> gradients(const OtProblem<T>& problem, const SinkhornResult<T>& res
                         out.x);
   add_point_gradient<T>(s.y, s.x, result.g, f_grad, problem.reach_b, eps, s.kappa, threads, 1.0,
                         out.y);
-  add_weight_gradient<T>(result.f, problem.reach_a, s.y.mass, eps, 1.0, out.a);
-  add_weight_gradient<T>(result.g, problem.reach_b, s.x.mass, eps, 1.0, out.b);
+  add_weight_gradient<T>(result.f, problem.reach_a, problem.reach_b.has_value(), eps, 1.0, out.a);
+  add_weight_gradient<T>(result.g, problem.reach_b, problem.reach_a.has_value(), eps, 1.0, out.b);
   return out;
 }
 
@@ -272,8 +271,8 @@ Gradients<T> gradients(const OtProblem<T>& problem, const DivergenceResult<T>& r
   add_point_gradient<T>(s.y, s.y, result.g_bb,
                         result.g_bb_grad.empty() ? result.g_bb : result.g_bb_grad, problem.reach_b,
                         eps, s.kappa, threads, -1.0, out.y);
-  add_weight_gradient<T>(result.f_aa, problem.reach_a, s.x.mass, eps, -1.0, out.a);
-  add_weight_gradient<T>(result.g_bb, problem.reach_b, s.y.mass, eps, -1.0, out.b);
+  add_weight_gradient<T>(result.f_aa, problem.reach_a, true, eps, -1.0, out.a);
+  add_weight_gradient<T>(result.g_bb, problem.reach_b, true, eps, -1.0, out.b);
   return out;
 }
 

@@ -17,6 +17,10 @@ std::vector<double> epsilon_schedule(const SinkhornOptions& options, double diam
   const double stop = 2.0 * std::log(options.blur);
   const double step = 2.0 * std::log(options.scaling);
   const double count = std::ceil((stop - start) / step);
+  // An annealing of more than 10^6 steps is a mistake (scaling rounded to 1), not a plan.
+  require(
+      count <= 1e6, "scaling",
+      "the epsilon schedule would have " + std::to_string(count) + " steps; use a smaller scaling");
   const auto k = static_cast<std::int64_t>(std::max(0.0, count));
   std::vector<double> eps{diameter * diameter};
   for (std::int64_t i = 0; i < k; ++i)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "birkhoff/core/error.hpp"
@@ -49,7 +50,13 @@ Solver<T>::Solver(const OtProblem<T>& problem, const SinkhornOptions& options, b
   y_ = make_cloud(problem.y, problem.b, centre, cs);
   const double diameter =
       options.diameter.value_or(std::max(bounding_diameter(problem.x, problem.y), options.blur));
-  eps_ = epsilon_schedule(options, diameter);
+  // A fixed-epsilon run is stored as one epsilon repeated, not as a list of `iterations`.
+  if (options.iterations > 0 && options.epsilons.empty()) {
+    eps_ = {options.blur * options.blur};
+    repeats_ = options.iterations;
+  } else {
+    eps_ = epsilon_schedule(options, diameter);
+  }
 }
 
 template <class T>
@@ -88,7 +95,12 @@ void Solver<T>::run() {
     gbh_ = gh_;
   }
   const bool alternating = options_.update == Update::Alternating;
-  const auto total = static_cast<std::int64_t>(eps_.size()) + (alternating ? 0 : 2);
+  const std::int64_t steps = static_cast<std::int64_t>(eps_.size()) - 1 + repeats_;
+  const std::int64_t total = steps + (alternating ? 0 : 2);
+  auto eps_at = [&](std::int64_t k) {
+    return k < static_cast<std::int64_t>(eps_.size()) ? eps_[static_cast<std::size_t>(k)]
+                                                      : eps_.back();
+  };
   std::int64_t done = 0;
   auto step = [&](double eps, double w) {
     sweep(eps, w, alternating);
@@ -100,13 +112,13 @@ void Solver<T>::run() {
   std::vector<std::vector<T>> snapshot;
   // Early stopping is checked only once epsilon has reached its final value, so a stop never
   // returns potentials of a larger epsilon than asked for (the reference can stop mid-annealing).
-  std::size_t final_steps = 0;
-  for (std::size_t k = 0; k < eps_.size(); ++k) {
-    step(eps_[k], alternating ? 1.0 : 0.5);
-    epsilon_ = eps_[k];
-    if (eps_[k] != eps_.back()) continue;
+  std::int64_t final_steps = 0;
+  for (std::int64_t k = 0; k < steps; ++k) {
+    epsilon_ = eps_at(k);
+    step(epsilon_, alternating ? 1.0 : 0.5);
+    if (epsilon_ != eps_.back()) continue;
     ++final_steps;
-    if (options_.tol && final_steps % static_cast<std::size_t>(options_.check_every) == 0) {
+    if (options_.tol && final_steps % options_.check_every == 0) {
       if (!snapshot.empty()) {
         const double e = change_since(snapshot);
         errors_.push_back(e);
@@ -144,36 +156,30 @@ template <class T>
 double Solver<T>::dual_value(const std::vector<T>& f, const std::vector<T>& g, const Cloud<T>& a,
                              const Cloud<T>& b, const std::optional<double>& reach_a,
                              const std::optional<double>& reach_b, double eps) {
-  // The dual objective at the potentials (FlashSinkhorn §1.3-1.4, §4.3): a relaxed side with
-  // rho contributes rho <w, 1 - exp(-h/rho)>, a hard side <w, h>; the entropic term is
-  // -eps (mass(P) - |a| |b|), with mass(P) estimated from the potentials.
-  double value = 0, mass_a = 0, mass_b = 0;
+  // GeomLoss's value formulas (FlashSinkhorn §1.4, §4.3, with §13.14's semi-unbalanced fix):
+  // a hard side contributes <w, h>; a relaxed side (rho + eps/2 if the other side is relaxed
+  // too, else rho) <w, 1 - exp(-h/rho)>, written with expm1 so that a large reach does not
+  // cancel. For unit masses this is the dual objective at the optimum; otherwise it differs
+  // from the KL-regularised primal by a constant in the masses (docs/transport.md).
+  const bool both = reach_a && reach_b;
+  double value = 0;
   for (int side = 0; side < 2; ++side) {
     const auto& h = side == 0 ? f : g;
     const auto& c = side == 0 ? a : b;
     const auto& reach = side == 0 ? reach_a : reach_b;
-    double& mass = side == 0 ? mass_a : mass_b;
     for (std::size_t i = 0; i < h.size(); ++i) {
       const double w = c.weights[i];
       if (w == 0) continue;
       if (reach) {
         const double rho = *reach * *reach;
-        const double e = std::exp(-static_cast<double>(h[i]) / rho);
-        value += rho * w * (1.0 - e);
-        mass += w * e;
+        value +=
+            (rho + (both ? 0.5 * eps : 0.0)) * w * -std::expm1(-static_cast<double>(h[i]) / rho);
       } else {
         value += w * static_cast<double>(h[i]);
-        mass += w;
       }
     }
   }
-  double plan_mass;
-  if (reach_a && reach_b) {
-    plan_mass = 0.5 * (mass_a + mass_b);
-  } else {
-    plan_mass = reach_a ? mass_b : mass_a;
-  }
-  return value - eps * (plan_mass - a.mass * b.mass);
+  return value;
 }
 
 template <class T>
@@ -210,8 +216,11 @@ void Solver<T>::plan_statistics(SinkhornResult<T>& r) const {
   double err = 0;
   if (!problem_.reach_a) err = std::max(err, row_err / x_.mass);
   if (!problem_.reach_b) err = std::max(err, col_err / y_.mass);
+  // A NaN anywhere (a breakdown of the arithmetic) must not pass as converged.
+  if (!std::isfinite(row_err) || !std::isfinite(col_err) || !std::isfinite(cost))
+    err = std::numeric_limits<double>::quiet_NaN();
   r.marginal_error = err;
-  r.converged = err <= options_.marginal_tol;
+  r.converged = std::isfinite(err) && err <= options_.marginal_tol;
 }
 
 template <class T>

@@ -34,6 +34,7 @@ class Solver {
   int threads_ = 1;
   Cloud<T> x_, y_;
   std::vector<double> eps_;
+  std::int64_t repeats_ = 1;  // how many times the last epsilon of eps_ is used
   // Shifted potentials (f - alpha, g - beta); the *_grad_ copies are the pre-extrapolation ones.
   std::vector<T> fh_, gh_, fah_, gbh_;
   std::vector<T> fh_grad_, gh_grad_, fah_grad_, gbh_grad_;

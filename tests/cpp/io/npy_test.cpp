@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -46,6 +47,24 @@ TEST(Npy, RejectsGarbageMissingAndTruncatedFiles) {
   bytes.resize(bytes.size() - 8);
   EXPECT_THROW(parse_npy(bytes, "truncated"), InvalidInput);
   std::remove(path.c_str());
+}
+
+TEST(Npy, RejectsShapesWhoseSizeOverflowsAndDirectories) {
+  // A crafted header whose element count wraps around must not pass the size check.
+  for (const char* shape : {"(2305843009213693953, 1)", "(4611686018427387905, 4)"}) {
+    std::string header =
+        std::string("{'descr': '<f8', 'fortran_order': False, 'shape': ") + shape + ", }";
+    header.append(64 - (10 + header.size() + 1) % 64, ' ');
+    header.push_back('\n');
+    std::string file = std::string("\x93NUMPY\x01\x00", 8);
+    file.push_back(static_cast<char>(header.size() & 0xff));
+    file.push_back(static_cast<char>(header.size() >> 8));
+    file += header + std::string(64, '\0');
+    std::vector<std::byte> bytes(file.size());
+    std::memcpy(bytes.data(), file.data(), file.size());
+    EXPECT_THROW(parse_npy(bytes, "crafted"), InvalidInput) << shape;
+  }
+  EXPECT_THROW(read_npy(std::filesystem::temp_directory_path().string()), InvalidInput);
 }
 
 TEST(Npz, RoundTripsSeveralMembers) {

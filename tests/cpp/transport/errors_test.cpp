@@ -88,6 +88,44 @@ TEST(SinkhornErrors, NameTheOffendingArgument) {
   expect_invalid([&] { solve(ok); }, "reach_a");
 }
 
+TEST(SinkhornErrors, RejectParametersBeyondThePrecision) {
+  Instance<double> i(5, 6, 2, 1);
+  for (double blur : {1e-160, 1e200}) {
+    SinkhornOptions o;
+    o.blur = blur;
+    expect_invalid([&] { sinkhorn(i.problem(), o); }, "blur");
+  }
+  i.reach_a = 1e-200;
+  expect_invalid([&] { sinkhorn(i.problem()); }, "reach_a");
+  i.reach_a.reset();
+  // Epsilon far below what float32 resolves on this data.
+  Instance<float> f(5, 6, 2, 1);
+  SinkhornOptions tiny;
+  tiny.blur = 1e-5;
+  expect_invalid([&] { sinkhorn(f.problem(), tiny); }, "blur");
+  // Squared coordinates overflowing float32.
+  for (auto& v : f.x) v *= 1e20f;
+  expect_invalid([&] { sinkhorn(f.problem()); }, "x");
+  // A schedule of astronomically many steps is refused; a huge fixed count costs no memory.
+  SinkhornOptions slow;
+  slow.scaling = 0.9999999999999999;
+  expect_invalid([&] { sinkhorn(i.problem(), slow); }, "scaling");
+  SinkhornOptions tol_alone;
+  tol_alone.tol = 1e-3;
+  expect_invalid([&] { sinkhorn(i.problem(), tol_alone); }, "tol");
+}
+
+TEST(SinkhornErrors, AHugeIterationCountNeedsNoMemory) {
+  Instance<double> i(5, 6, 2, 1);
+  SinkhornOptions o;
+  o.blur = 1.0;
+  o.iterations = 2147483647;
+  o.tol = 1e-12;
+  const auto r = sinkhorn(i.problem(), o);
+  EXPECT_TRUE(r.stopped_early);
+  EXPECT_TRUE(r.converged);
+}
+
 TEST(SinkhornErrors, CancellationComesFromTheProgressCallback) {
   Instance<float> i(20, 20, 2, 1);
   SinkhornOptions o;
