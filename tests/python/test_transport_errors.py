@@ -94,3 +94,33 @@ class TestCli:
         p = self.run("transport", xs, tmp_path / "y.npy", *extra)
         assert p.returncode != 0
         assert argument in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("kw,exc,argument", [
+    ({"iterations": 2**31}, ValueError, "iterations"),
+    ({"iterations": 1.7}, TypeError, "iterations"),
+    ({"blur": None}, TypeError, "blur"),
+    ({"blur": 1e-200}, ValueError, "blur"),
+    ({"reach": 1e200}, ValueError, "reach_a"),
+    ({"scaling": 0.9999999999999999}, ValueError, "scaling"),
+    ({"tol": 1e-3}, ValueError, "tol"),
+    ({"progress": "yes"}, TypeError, "progress"),
+], ids=lambda v: str(v))
+def test_options_out_of_range_name_the_option(kw, exc, argument):
+    x, y = good()
+    with pytest.raises(exc, match=rf"^{argument}\b"):
+        birkhoff.sinkhorn(x, y, **kw)
+
+
+def test_float32_refuses_an_epsilon_below_its_resolution():
+    x, y = good(dtype=np.float32)
+    with pytest.raises(ValueError, match="^blur: .*float32"):
+        birkhoff.sinkhorn(x, y, blur=1e-5)
+    r = birkhoff.sinkhorn(x.astype(np.float64), y.astype(np.float64), blur=1e-5, warn=False)
+    assert np.isfinite(r.loss)
+
+
+def test_self_potentials_are_none_without_debias():
+    x, y = good()
+    r = birkhoff.sinkhorn(x, y, blur=0.5, warn=False)
+    assert r.f_aa is None and r.g_bb is None
