@@ -244,52 +244,58 @@ BalanceReport balance(MatrixView<double> matrix, std::int64_t max_sweeps, double
     }
   }
   require(finite, "matrix", "holds NaN or inf");
-  // Log-potentials f (rows), g (columns) with Pi = diag(e^f) M diag(e^g). The kernel of this KL
-  // projection is M itself (cost -log M at epsilon = 1), so a sweep is two multiply-add passes
-  // over M plus 2m exp/log; the floor bounds |f|, |g| by about 240 + log m: no overflow.
-  std::vector<double> f(static_cast<std::size_t>(m), 0.0), g(f.size(), 0.0);
-  std::vector<double> u(f.size(), 1.0), v(f.size(), 1.0), s(f.size(), 0.0);
-  std::vector<double> partial(static_cast<std::size_t>(threads) * f.size());
+  // Potentials f (rows), g (columns) with Pi = diag(e^f) M diag(e^g), kept as u = e^f, v = e^g:
+  // the kernel of this KL projection is M itself (cost -log M at epsilon = 1), so no entry is
+  // exponentiated, and the floor bounds |f|, |g| by about 240 + log m (no overflow). One fused
+  // pass per sweep: the row sum of row i gives u_i, and the row, still in cache, is added into
+  // the column sums with the new u_i (the same arithmetic as a row sweep then a column sweep).
+  std::vector<double> u(static_cast<std::size_t>(m), 1.0), v(u.size(), 1.0), u_new(u.size());
+  std::vector<double> partial(static_cast<std::size_t>(threads) * u.size());
+  std::vector<double> errors(static_cast<std::size_t>(threads), 0.0);
   BalanceReport report;
-  for (std::int64_t sweep = 0; sweep < max_sweeps; ++sweep) {
-    double error = 0;
-#pragma omp parallel for schedule(static) num_threads(threads) reduction(max : error)
-    for (std::int64_t i = 0; i < m; ++i) {
-      const double* row = matrix.row(i);
-      double sum = 0;
-#pragma omp simd reduction(+ : sum)
-      for (std::int64_t j = 0; j < m; ++j) sum += row[j] * v[j];
-      s[i] = sum;
-      error = std::max(error, std::abs(u[i] * sum - 1.0));
-    }
-    if (sweep > 0) {
-      report.row_error = error;
-      if (error < tol) break;
-    }
-    for (std::int64_t i = 0; i < m; ++i) {
-      f[i] = -std::log(s[i]);
-      u[i] = std::exp(f[i]);
-    }
+  bool stop = false;
 #pragma omp parallel num_threads(threads)
-    {
-      double* acc = partial.data() + static_cast<std::int64_t>(omp_get_thread_num()) * m;
+  {
+    const int t = omp_get_thread_num();
+    const int team = omp_get_num_threads();
+    double* acc = partial.data() + static_cast<std::int64_t>(t) * m;
+    for (std::int64_t sweep = 0; sweep < max_sweeps; ++sweep) {
       std::fill(acc, acc + m, 0.0);
+      double error = 0;
 #pragma omp for schedule(static)
       for (std::int64_t i = 0; i < m; ++i) {
         const double* row = matrix.row(i);
-        const double ui = u[i];
+        double sum = 0;
+#pragma omp simd reduction(+ : sum)
+        for (std::int64_t j = 0; j < m; ++j) sum += row[j] * v[j];
+        error = std::max(error, std::abs(u[i] * sum - 1.0));
+        const double ui = 1.0 / sum;
+        u_new[i] = ui;
 #pragma omp simd
         for (std::int64_t j = 0; j < m; ++j) acc[j] += ui * row[j];
       }
+      errors[t] = error;
+#pragma omp barrier
+#pragma omp single
+      {
+        const double worst = *std::max_element(errors.begin(), errors.begin() + team);
+        if (sweep > 0) {
+          report.row_error = worst;
+          stop = worst < tol;
+        }
+        if (!stop) {
+          u.swap(u_new);
+          report.sweeps = sweep + 1;
+        }
+      }
+      if (stop) break;
 #pragma omp for schedule(static)
       for (std::int64_t j = 0; j < m; ++j) {
         double c = 0;
-        for (int t = 0; t < omp_get_num_threads(); ++t) c += partial[t * m + j];
-        g[j] = -std::log(c);
-        v[j] = std::exp(g[j]);
+        for (int q = 0; q < team; ++q) c += partial[q * m + j];
+        v[j] = 1.0 / c;
       }
     }
-    report.sweeps = sweep + 1;
   }
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t i = 0; i < m; ++i) {

@@ -142,7 +142,7 @@ struct BalanceReport {
 
 /// Sinkhorn-Knopp scaling of a non-negative square matrix to doubly stochastic (the KL
 /// projection onto the Birkhoff polytope; the reference's Balance_K, align.md §4.3), in place.
-/// Entries below 1e-100 (and negatives) are raised to 1e-100; log-potentials f, g are updated
+/// Entries below 1e-100 (and negatives) are raised to 1e-100; potentials f, g (kept as e^f, e^g) get
 /// by up to `max_sweeps` row-then-column sweeps, stopping once the row error is below `tol`;
 /// columns then sum to 1 up to rounding.
 /// @throws birkhoff::InvalidInput naming `matrix` when it is not square or holds NaN/inf.
