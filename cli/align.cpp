@@ -20,7 +20,7 @@ struct AlignArgs {
   std::string g1_dir, g2_dir, seeds, truth, output, init = "similarity";
   double lambda_edge = 0.1, lambda_feature = 0.9, gamma = 0.1, step = 1e-4, tol = 1e-7;
   double sinkhorn_tol = 1e-9, mle_rho = -1, mle_r = -1;
-  std::int64_t max_iter = 400, sweeps = 80, top_k = 10;
+  std::int64_t max_iter = 400, sweeps = 80, top_k = 10, patience = 0;
   std::uint64_t seed = 0;
   int threads = 0;
   bool directed = false, no_bb = false, soft = false, json = false, quiet = false;
@@ -99,6 +99,7 @@ void run_align(const AlignArgs& args) {
   o.barzilai_borwein = !args.no_bb;
   o.seed = args.seed;
   o.top_k = args.top_k;
+  o.patience = args.patience;
   o.return_soft = args.soft;
   o.num_threads = args.threads;
   const GraphDir g1 = load_graph(args.g1_dir, "1", args.directed);
@@ -139,6 +140,7 @@ void run_align(const AlignArgs& args) {
                         {"n2", r.n2},
                         {"iterations", r.iterations},
                         {"converged", r.converged},
+                        {"stable", r.stable},
                         {"objective", r.objective.empty() ? 0.0 : r.objective.back()},
                         {"lambda_edge", r.lambda_edge},
                         {"lambda_feature", r.lambda_feature},
@@ -260,6 +262,9 @@ void add_align_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--step", args->step, "first step alpha0")->capture_default_str();
   cmd->add_option("--tol", args->tol, "relative objective change to stop")->capture_default_str();
+  cmd->add_option("--patience", args->patience,
+                  "also stop when the argmax bijection is unchanged this many iterations (0 = off)")
+      ->capture_default_str();
   cmd->add_flag("--no-bb", args->no_bb, "fixed step instead of Barzilai-Borwein");
   cmd->add_option("--init", args->init, "similarity, random or barycenter")->capture_default_str();
   cmd->add_option("--seed", args->seed, "random seed of --init random")->capture_default_str();

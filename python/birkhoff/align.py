@@ -42,7 +42,8 @@ class Alignment:
         soft (ndarray (n1, n2) float64 or None): the relaxed doubly-stochastic matrix, when
             ``return_soft=True``.
         objective (ndarray (iterations + 1,) float64): F(Pi_t) per iteration (not monotone).
-        iterations (int), converged (bool), nan_restarts (int).
+        iterations (int), converged (bool), stable (bool: stopped by ``patience``),
+            nan_restarts (int).
         lambda_edge, lambda_feature (float): the weights used.
         metrics (dict or None): with ``truth``: pairs, overlap, overlap_unseeded, exact, hits1,
             hits5, hits10, mrr.
@@ -55,6 +56,7 @@ class Alignment:
     objective: np.ndarray
     iterations: int
     converged: bool
+    stable: bool
     nan_restarts: int
     lambda_edge: float
     lambda_feature: float
@@ -142,6 +144,7 @@ def align(
     step: float = 1e-4,
     barzilai_borwein: bool = True,
     tol: float = 1e-7,
+    patience: int = 0,
     init: str = "similarity",
     seed: int = 0,
     top_k: int = 10,
@@ -174,6 +177,8 @@ def align(
         mle_weights: (rho, r) to use the MLE-consistent weights instead (our choice, §4.1).
         max_iter, sinkhorn_sweeps, sinkhorn_tol, step, barzilai_borwein, tol: iteration
             settings (see docs/align.md).
+        patience: also stop once the row-wise argmax of Pi has been the same bijection for
+            this many iterations (0 = off, the reference's rule only; our addition).
         init: "similarity", "random" (uses ``seed``) or "barycenter".
         top_k: candidates per node of G1 in ``topk``.
         return_soft: also return the (n1, n2) soft matrix.
@@ -209,13 +214,14 @@ def align(
         _ids(seeds, "seeds", "(k, 2)"), _ids(truth, "truth", "(t, 2)"),
         float(lambda_edge), float(lambda_feature), float(gamma), rho, r, int(max_iter),
         int(sinkhorn_sweeps), float(sinkhorn_tol), float(step), bool(barzilai_borwein),
-        float(tol), str(init), int(seed), int(top_k), bool(return_soft), int(num_threads),
+        float(tol), int(patience), str(init), int(seed), int(top_k), bool(return_soft), int(num_threads),
         progress_callback(progress),
     )
     result = Alignment(
         perm=d["perm"], topk=d["topk"], topk_scores=d["topk_scores"],
         soft=d["soft"] if return_soft else None, objective=d["objective"],
-        iterations=d["iterations"], converged=d["converged"], nan_restarts=d["nan_restarts"],
+        iterations=d["iterations"], converged=d["converged"], stable=d["stable"],
+        nan_restarts=d["nan_restarts"],
         lambda_edge=d["lambda_edge"], lambda_feature=d["lambda_feature"],
         metrics=d.get("metrics"),
     )

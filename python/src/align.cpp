@@ -51,8 +51,8 @@ nb::dict run_qpalign(std::int64_t n1, std::int64_t n2, std::optional<In<std::int
                      double lambda_edge, double lambda_feature, double gamma, double mle_rho,
                      double mle_r, std::int64_t max_iter, std::int64_t sinkhorn_sweeps,
                      double sinkhorn_tol, double step, bool barzilai_borwein, double tol,
-                     const std::string& init, std::uint64_t seed, std::int64_t top_k,
-                     bool return_soft, int num_threads, nb::object progress) {
+                     std::int64_t patience, const std::string& init, std::uint64_t seed,
+                     std::int64_t top_k, bool return_soft, int num_threads, nb::object progress) {
   require(init == "similarity" || init == "random" || init == "barycenter", "init",
           "must be 'similarity', 'random' or 'barycenter', got '" + init + "'");
   const auto g1 = make_graph(n1, e1, w1, a1, x1, directed, "1");
@@ -69,6 +69,7 @@ nb::dict run_qpalign(std::int64_t n1, std::int64_t n2, std::optional<In<std::int
   o.step = step;
   o.barzilai_borwein = barzilai_borwein;
   o.tol = tol;
+  o.patience = patience;
   o.init = init == "similarity" ? align::Init::Similarity
            : init == "random"   ? align::Init::Random
                                 : align::Init::Barycenter;
@@ -95,6 +96,7 @@ nb::dict run_qpalign(std::int64_t n1, std::int64_t n2, std::optional<In<std::int
   d["objective"] = to_numpy(std::move(r.objective), {iters});
   d["iterations"] = r.iterations;
   d["converged"] = r.converged;
+  d["stable"] = r.stable;
   d["nan_restarts"] = r.nan_restarts;
   d["lambda_edge"] = r.lambda_edge;
   d["lambda_feature"] = r.lambda_feature;
@@ -141,8 +143,8 @@ void register_align(nb::module_& m) {
         nb::arg("truth").none(), nb::arg("lambda_edge"), nb::arg("lambda_feature"),
         nb::arg("gamma"), nb::arg("mle_rho"), nb::arg("mle_r"), nb::arg("max_iter"),
         nb::arg("sinkhorn_sweeps"), nb::arg("sinkhorn_tol"), nb::arg("step"),
-        nb::arg("barzilai_borwein"), nb::arg("tol"), nb::arg("init"), nb::arg("seed"),
-        nb::arg("top_k"), nb::arg("return_soft"), nb::arg("num_threads"),
+        nb::arg("barzilai_borwein"), nb::arg("tol"), nb::arg("patience"), nb::arg("init"),
+        nb::arg("seed"), nb::arg("top_k"), nb::arg("return_soft"), nb::arg("num_threads"),
         nb::arg("progress").none());
   m.def("align_planted", &planted, nb::arg("model"), nb::arg("n"), nb::arg("d"), nb::arg("rho"),
         nb::arg("r"), nb::arg("p"), nb::arg("seed"), nb::arg("standardize"));

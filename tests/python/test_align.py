@@ -75,16 +75,24 @@ def test_seeds_are_honoured_exactly():
 
 
 def test_unequal_sizes_leave_extra_nodes_unmatched():
-    inst = datasets.correlated_wigner(60, 16, 0.9, 0.95, seed=23)
-    keep = inst.perm[:40]
-    b = inst.b[np.ix_(keep, keep)]
-    x2 = np.ascontiguousarray(inst.x2[keep])
-    truth = np.stack([np.arange(40), np.arange(40)], axis=1)
-    res = birkhoff.align(x1=inst.x1, x2=x2, adjacency1=inst.a, adjacency2=b, truth=truth,
-                         return_soft=True)
+    # G1 = a planted 40-node graph plus 20 isolated nodes with unrelated features.
+    inst = datasets.correlated_wigner(40, 16, 0.9, 0.9, seed=23)
+    a = np.zeros((60, 60))
+    a[:40, :40] = inst.a
+    x1 = np.concatenate([inst.x1, np.random.default_rng(1).standard_normal((20, 16))])
+    res = birkhoff.align(x1=x1.astype(np.float32), x2=inst.x2, adjacency1=a,
+                         adjacency2=inst.b, truth=inst.truth, return_soft=True)
     assert (res.perm == -1).sum() == 20
-    assert res.overlap >= 0.9
+    assert res.overlap == 1.0
     assert res.soft.shape == (60, 40)
+
+
+def test_patience_stops_once_the_matching_is_stable():
+    inst = datasets.correlated_wigner(100, 16, 0.9, 0.9, seed=17)
+    res = birkhoff.align(x1=inst.x1, x2=inst.x2, adjacency1=inst.a, adjacency2=inst.b,
+                         truth=inst.truth, patience=10)
+    assert res.stable and res.iterations < 400
+    assert res.overlap == 1.0
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,8 @@
 namespace birkhoff::align::detail {
 namespace {
 
+constexpr std::int64_t kSmall = 256;
+
 void scale_rows(double beta, double* out, std::int64_t n, int threads) {
   if (beta == 1.0) return;
 #pragma omp parallel for schedule(static) num_threads(threads)
@@ -117,6 +119,21 @@ Operator::Operator(const AlignGraph& g, std::int64_t size,
 
 void Operator::left(bool transpose, double alpha, const double* p, double beta, double* out) const {
   const std::int64_t n = n_;
+  transpose = transpose && directed_;  // a dense undirected adjacency is symmetric
+  if (dense_ && n < kSmall) {
+    // Small products: plain loops beat a threaded BLAS call (and its wake-up) by far.
+    for (std::int64_t i = 0; i < n; ++i) {
+      double* o = out + i * n;
+      for (std::int64_t j = 0; j < n; ++j) o[j] = beta == 0.0 ? 0.0 : beta * o[j];
+      for (std::int64_t k = 0; k < n; ++k) {
+        const double w = alpha * (transpose ? matrix_[k * n + i] : matrix_[i * n + k]);
+        const double* src = p + k * n;
+#pragma omp simd
+        for (std::int64_t j = 0; j < n; ++j) o[j] += w * src[j];
+      }
+    }
+    return;
+  }
   if (dense_) {
     cblas_dgemm(CblasRowMajor, transpose ? CblasTrans : CblasNoTrans, CblasNoTrans,
                 static_cast<int>(n), static_cast<int>(n), static_cast<int>(n), alpha,
@@ -145,6 +162,24 @@ void Operator::left(bool transpose, double alpha, const double* p, double beta, 
 void Operator::right(bool transpose, double alpha, const double* p, double beta,
                      double* out) const {
   const std::int64_t n = n_;
+  transpose = transpose && directed_;
+  if (dense_ && n < kSmall) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      double* o = out + i * n;
+      for (std::int64_t j = 0; j < n; ++j) o[j] = beta == 0.0 ? 0.0 : beta * o[j];
+      for (std::int64_t k = 0; k < n; ++k) {
+        const double w = alpha * p[i * n + k];
+        if (transpose) {
+          for (std::int64_t j = 0; j < n; ++j) o[j] += w * matrix_[j * n + k];
+        } else {
+          const double* src = matrix_.data() + k * n;
+#pragma omp simd
+          for (std::int64_t j = 0; j < n; ++j) o[j] += w * src[j];
+        }
+      }
+    }
+    return;
+  }
   if (dense_) {
     cblas_dgemm(CblasRowMajor, CblasNoTrans, transpose ? CblasTrans : CblasNoTrans,
                 static_cast<int>(n), static_cast<int>(n), static_cast<int>(n), alpha, p,

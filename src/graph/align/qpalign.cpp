@@ -34,6 +34,7 @@ void check_options(const QpAlignOptions& o) {
   require(o.max_iter >= 0, "max_iter", "must be >= 0");
   require(o.sinkhorn_sweeps >= 1, "sinkhorn_sweeps", "must be >= 1");
   require(o.top_k >= 0, "top_k", "must be >= 0");
+  require(o.patience >= 0, "patience", "must be >= 0");
   const bool mle = o.mle_rho >= 0.0 || o.mle_r >= 0.0;
   if (mle) {
     require(o.mle_rho >= 0.0 && o.mle_rho < 1.0, "mle_rho", "must be in [0, 1)");
@@ -378,6 +379,9 @@ Alignment qpalign(const AlignGraph& g1, const AlignGraph& g2, const QpAlignOptio
   double f = evaluate(p, pi.data(), e.data(), grad.data());
   out.objective.push_back(f);
   report_progress(o.progress, "qpalign", 0, o.max_iter);
+  std::vector<std::int64_t> argmax(static_cast<std::size_t>(m), -1);
+  std::vector<char> hit(static_cast<std::size_t>(m));
+  std::int64_t unchanged = 0;
   for (std::int64_t t = 0; t < o.max_iter && m > 0; ++t) {
     double alpha = o.step;
     if (t > 0 && o.barzilai_borwein) {
@@ -415,6 +419,23 @@ Alignment qpalign(const AlignGraph& g1, const AlignGraph& g2, const QpAlignOptio
     if (std::abs(f_new - f) / (1.0 + std::abs(f)) < o.tol) {
       out.converged = true;
       break;
+    }
+    if (o.patience > 0) {
+      bool bijection = true, same = true;
+      std::fill(hit.begin(), hit.end(), 0);
+      for (std::int64_t i = 0; i < m; ++i) {
+        const double* row = pi.data() + i * n;
+        const std::int64_t j = std::max_element(row, row + m) - row;
+        same = same && argmax[i] == j;
+        argmax[i] = j;
+        bijection = bijection && !hit[j];
+        hit[j] = 1;
+      }
+      unchanged = bijection && same ? unchanged + 1 : 0;
+      if (unchanged >= o.patience) {
+        out.stable = true;
+        break;
+      }
     }
     f = f_new;
   }

@@ -56,6 +56,10 @@ struct QpAlignOptions {
   double step = 1e-4;            ///< alpha0, the first (and non-BB) step
   bool barzilai_borwein = true;  ///< BB long steps clipped to [1e-5, 0.5], reference quirk kept
   double tol = 1e-7;             ///< stop when |f_t - f_{t-1}| / (1 + |f_{t-1}|) < tol
+  /// Also stop once the row-wise argmax of Pi has been the same bijection for `patience`
+  /// consecutive iterations (0 = off: the reference's stopping rule only) [O]. With BB steps
+  /// the objective often oscillates and the reference rule never fires.
+  std::int64_t patience = 0;
   Init init = Init::Similarity;
   std::uint64_t seed = 0;  ///< for Init::Random
   /// Known pairs (k, 2) int64 rows [node of G1, node of G2], fixed throughout (as scipy's
@@ -96,6 +100,7 @@ struct Alignment {
   std::vector<double> objective;  ///< F(Pi_t) per iteration (not monotone, align.md §4.3)
   std::int64_t iterations = 0;
   bool converged = false;         ///< the relative objective change fell below tol
+  bool stable = false;            ///< stopped by `patience` (the argmax bijection stopped changing)
   std::int64_t nan_restarts = 0;  ///< steps retried from the last finite Pi with alpha halved
   double lambda_edge = 0, lambda_feature = 0;  ///< the weights used (after MLE weighting)
   bool has_metrics = false;
@@ -142,8 +147,8 @@ struct BalanceReport {
 
 /// Sinkhorn-Knopp scaling of a non-negative square matrix to doubly stochastic (the KL
 /// projection onto the Birkhoff polytope; the reference's Balance_K, align.md §4.3), in place.
-/// Entries below 1e-100 (and negatives) are raised to 1e-100; potentials f, g (kept as e^f, e^g) get
-/// by up to `max_sweeps` row-then-column sweeps, stopping once the row error is below `tol`;
+/// Entries below 1e-100 (and negatives) are raised to 1e-100; potentials f, g (kept as e^f, e^g)
+/// get by up to `max_sweeps` row-then-column sweeps, stopping once the row error is below `tol`;
 /// columns then sum to 1 up to rounding.
 /// @throws birkhoff::InvalidInput naming `matrix` when it is not square or holds NaN/inf.
 BalanceReport balance(MatrixView<double> matrix, std::int64_t max_sweeps, double tol,
