@@ -30,7 +30,7 @@ struct AlignArgs {
 struct GraphDir {
   io::NpyArray edge_index;
   std::vector<double> weight;
-  Matrix features;
+  Matrix features, adjacency;
   bool has_features = false;
   align::AlignGraph graph;
 };
@@ -40,6 +40,22 @@ GraphDir load_graph(const std::string& dir, const std::string& suffix, bool dire
   const std::string ei = dir + "/edge_index.npy", ew = dir + "/edge_weight.npy",
                     x = dir + "/features.npy";
   require(std::filesystem::is_directory(dir), "G" + suffix + "_DIR", "not a folder: " + dir);
+  const std::string adj = dir + "/adjacency.npy";
+  if (std::filesystem::exists(adj) && !std::filesystem::exists(ei)) {
+    g.adjacency = load_matrix(adj, "adjacency" + suffix);
+    require(g.adjacency.is_double(), "adjacency" + suffix, adj + " must hold float64");
+    g.graph.num_nodes = g.adjacency.rows;
+    g.graph.adjacency = {g.adjacency.array.as<double>("adjacency" + suffix).data(),
+                         g.adjacency.rows, g.adjacency.cols};
+    g.graph.directed = directed;
+    if (std::filesystem::exists(x)) {
+      g.features = load_matrix(x, "x" + suffix);
+      require(!g.features.is_double(), "x" + suffix, x + " must hold float32 features");
+      g.graph.x = {g.features.array.as<float>("x" + suffix).data(), g.features.rows,
+                   g.features.cols};
+    }
+    return g;
+  }
   require(std::filesystem::exists(ei), "edge_index" + suffix, "file not found: " + ei);
   try {
     g.edge_index = io::read_npy(ei);
@@ -179,12 +195,19 @@ struct GenerateArgs {
   std::int64_t n = 100, d = 16;
   double rho = 0.9, r = 0.9, p = 0.5;
   std::uint64_t seed = 0;
-  bool raw_features = false;
+  bool raw_features = false, dense = false;
 };
 
 void write_graph(const std::string& dir, std::int64_t n, std::int64_t d,
-                 const std::vector<double>& a, const std::vector<float>& x, bool binary) {
+                 const std::vector<double>& a, const std::vector<float>& x, bool binary,
+                 bool dense) {
   std::filesystem::create_directories(dir);
+  if (dense) {
+    const std::vector<std::int64_t> s_a = {n, n}, s_x = {n, d};
+    io::write_npy(dir + "/adjacency.npy", std::span<const std::int64_t>(s_a), a.data());
+    if (d > 0) io::write_npy(dir + "/features.npy", std::span<const std::int64_t>(s_x), x.data());
+    return;
+  }
   std::vector<std::int64_t> src, dst;
   std::vector<double> w;
   for (std::int64_t i = 0; i < n; ++i) {
@@ -212,8 +235,8 @@ void run_generate(const GenerateArgs& args) {
                                                    !args.raw_features)
                         : align::correlated_erdos_renyi(args.n, args.d, args.rho, args.r, args.p,
                                                         args.seed, !args.raw_features);
-  write_graph(args.output + "/g1", inst.n, inst.d, inst.a, inst.x1, args.model == "er");
-  write_graph(args.output + "/g2", inst.n, inst.d, inst.b, inst.x2, args.model == "er");
+  write_graph(args.output + "/g1", inst.n, inst.d, inst.a, inst.x1, args.model == "er", args.dense);
+  write_graph(args.output + "/g2", inst.n, inst.d, inst.b, inst.x2, args.model == "er", args.dense);
   std::vector<std::int64_t> truth;
   for (std::int64_t i = 0; i < inst.n; ++i) {
     truth.push_back(i);
@@ -238,7 +261,8 @@ void add_align_command(CLI::App& app) {
       "align",
       "Attributed graph alignment with QPAlign (Huang, Tian, Yang, ICML 2026). Each graph folder "
       "holds edge_index.npy (2, E) int64, optionally edge_weight.npy (E) and features.npy (n, d) "
-      "float32 (n = rows of features, else the largest id + 1). Node i of G1 is matched to node "
+      "float32 (n = rows of features, else the largest id + 1), or adjacency.npy (n, n) float64 "
+      "instead of the edge list. Node i of G1 is matched to node "
       "perm[i] of G2. OUT_DIR receives perm.npy (n1) int64 (-1 = unmatched when n1 > n2), "
       "topk.npy (n1, k) int64, topk_scores.npy, objective.npy and with --soft soft.npy (n1, n2). "
       "Defaults are the authors' synthetic settings; Douban: --lambda-edge 0.2 --lambda-feature "
@@ -294,6 +318,8 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--p", args->p, "edge probability (er)")->capture_default_str();
   cmd->add_option("--seed", args->seed, "seed")->capture_default_str();
   cmd->add_flag("--raw-features", args->raw_features, "skip the column standardisation");
+  cmd->add_flag("--dense", args->dense,
+                "write adjacency.npy (n, n) float64 instead of an edge list (large n)");
   cmd->callback([args] { run_generate(*args); });
 }
 
