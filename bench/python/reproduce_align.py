@@ -79,7 +79,10 @@ def phase(args):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        emit(stage="phase", note="matplotlib missing: CSV only", csv=str(csv))
+        png = out / "align_phase.png"
+        _heatmap_png(png, overlap, grid, args.n, args.d)
+        emit(stage="phase", note="matplotlib missing: plain heat-map PNG", png=str(png),
+             csv=str(csv))
         return
     fig, ax = plt.subplots(figsize=(6.4, 5.2))
     im = ax.imshow(overlap.T, origin="lower", cmap="viridis", vmin=0, vmax=1, aspect="auto")
@@ -103,6 +106,45 @@ def phase(args):
     fig.tight_layout()
     fig.savefig(out / "align_phase.png", dpi=130)
     emit(stage="phase", png=str(out / "align_phase.png"), csv=str(csv))
+
+
+def _heatmap_png(path, overlap, grid, n, d, cell=24):
+    """A dependency-free heat-map: x = rho, y = r (upwards), viridis-like ramp, the conjectured
+    exact (white) and almost-exact (grey) thresholds of §3.2 as dots."""
+    import struct
+    import zlib
+
+    k = len(grid)
+    h = w = k * cell
+    ramp = np.array([[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]])
+    img = np.zeros((h, w, 3), dtype=np.uint8)
+    for a in range(k):
+        for b in range(k):
+            t = np.clip(overlap[a, b], 0, 1) * (len(ramp) - 1)
+            lo = int(np.floor(t))
+            hi = min(lo + 1, len(ramp) - 1)
+            colour = ramp[lo] + (ramp[hi] - ramp[lo]) * (t - lo)
+            img[h - (b + 1) * cell:h - b * cell, a * cell:(a + 1) * cell] = colour
+    for fn, colour in [(datasets.exact_margin, 255), (datasets.partial_margin, 160)]:
+        for px in range(w):
+            rho = np.interp(px / cell - 0.5, range(k), grid)
+            for py in range(h):
+                r = np.interp((h - py) / cell - 0.5, range(k), grid)
+                if r >= 0.999:
+                    continue
+                m = fn(n, d, rho, r)
+                r2 = np.interp((h - py - 1) / cell - 0.5, range(k), grid)
+                if m >= 0 > fn(n, d, rho, min(r2, 0.998)):
+                    img[max(py - 1, 0):py + 1, px] = colour
+    raw = b"".join(b"\x00" + img[y].tobytes() for y in range(h))
+
+    def chunk(tag, data):
+        body = tag + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
 
 
 def douban(args):
