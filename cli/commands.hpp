@@ -8,5 +8,7 @@ namespace birkhoff::cli {
 void add_transport_command(CLI::App& app);
 void add_color_transfer_command(CLI::App& app);
 void add_coarsen_command(CLI::App& app);
+void add_align_command(CLI::App& app);
+void add_generate_command(CLI::App& app);
 
 }  // namespace birkhoff::cli

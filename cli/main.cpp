@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   birkhoff::cli::add_transport_command(app);
   birkhoff::cli::add_color_transfer_command(app);
   birkhoff::cli::add_coarsen_command(app);
+  birkhoff::cli::add_align_command(app);
+  birkhoff::cli::add_generate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

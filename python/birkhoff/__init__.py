@@ -4,10 +4,15 @@ The native core is C++ (streamed, SIMD, OpenMP); this package gives it the signa
 know from POT, GeomLoss and PyTorch Geometric, with numpy arrays in and out without copies.
 """
 
+from . import datasets
+from .align import Alignment, align
 from .coarsen import Coarsening, coarsen
 from .transport import SamplesLoss, SinkhornResult, sinkhorn, sinkhorn_divergence
 
 __all__ = [
+    "Alignment",
+    "align",
+    "datasets",
     "Coarsening",
     "SamplesLoss",
     "SinkhornResult",

@@ -8,6 +8,7 @@ namespace nb = nanobind;
 namespace birkhoff::python {
 void register_transport(nb::module_& m);
 void register_coarsen(nb::module_& m);
+void register_align(nb::module_& m);
 }  // namespace birkhoff::python
 
 NB_MODULE(_birkhoff, m) {
@@ -26,4 +27,5 @@ NB_MODULE(_birkhoff, m) {
   });
   birkhoff::python::register_transport(m);
   birkhoff::python::register_coarsen(m);
+  birkhoff::python::register_align(m);
 }

@@ -1,0 +1,163 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "birkhoff/core/progress.hpp"
+#include "birkhoff/core/view.hpp"
+
+namespace birkhoff::align {
+
+/// One input graph of qpalign(): n nodes, edges as an edge list or a dense adjacency, optional
+/// node features. Everything is borrowed; the caller keeps the arrays alive during the call.
+///
+/// Edges: either `edge_index` (2, E) int64 with optional `edge_weight` (E) float64 (empty = all
+/// 1), or `adjacency` (n, n) float64 row-major (then edge_index must be empty). When `directed`
+/// is false an edge (u, v) stands for both A[u, v] and A[v, u] (each undirected edge may be
+/// listed once, as in shared/data, or in both orientations); a pair listed more than once must
+/// carry the same weight and is stored once. Self-loops are kept as A[u, u]. A dense adjacency
+/// is used as given (it must be symmetric when `directed` is false).
+struct AlignGraph {
+  std::int64_t num_nodes = 0;                 ///< n
+  MatrixView<const std::int64_t> edge_index;  ///< (2, E) int64 ids in [0, n)
+  std::span<const double> edge_weight;        ///< (E) finite float64, or empty
+  MatrixView<const double> adjacency;         ///< (n, n) finite float64, or empty
+  MatrixView<const float> x;                  ///< (n, d) finite float32 features, or empty
+  bool directed = false;
+};
+
+/// Initial point of the iteration (align.md §4.4).
+enum class Init {
+  /// The authors' synthetic start [R]: S0[i,j] = max(<x_i, y_j>, 0) + 0.1 / (1 + |deg_A(i) -
+  /// deg_B(j)|), deg = weighted out-degree (row sum), then balanced.
+  Similarity,
+  /// The authors' real-data start [R]: U[i,j] ~ Uniform(0,1) from `seed`, then balanced.
+  Random,
+  /// The barycentre J / m (deterministic; scipy's FAQ default) [O].
+  Barycenter,
+};
+
+/// Settings of qpalign(). Defaults are the authors' synthetic Gaussian settings (align.md §4.5,
+/// run_gaussian.sh [R]); Douban uses lambda_edge 0.2, lambda_feature 0.8, gamma 0, 1000
+/// iterations, 200 sweeps, step 5e-3, Init::Random.
+struct QpAlignOptions {
+  double lambda_edge = 0.1;     ///< weight of ||A Pi - Pi B||_F^2
+  double lambda_feature = 0.9;  ///< weight of sum D[i,j] Pi[i,j]^2, D = squared distances
+  double gamma = 0.1;           ///< weight of the concave penalty sum Pi - ||Pi||_F^2
+  /// When both are set (in [0, 1)), replace lambda_edge : lambda_feature by the MLE-consistent
+  /// rho / (4 (1 - rho^2)) : r / (2 (1 - r^2)), normalised to sum 1 (align.md §4.1 [O]).
+  double mle_rho = -1.0, mle_r = -1.0;
+  std::int64_t max_iter = 400;        ///< T, projected-gradient iterations
+  std::int64_t sinkhorn_sweeps = 80;  ///< K, maximum balancing sweeps per projection
+  /// Stop a balancing early once every row sum is within this of 1 after a column sweep
+  /// (0 = always run K sweeps, as the reference).
+  double sinkhorn_tol = 1e-9;
+  double step = 1e-4;            ///< alpha0, the first (and non-BB) step
+  bool barzilai_borwein = true;  ///< BB long steps clipped to [1e-5, 0.5], reference quirk kept
+  double tol = 1e-7;             ///< stop when |f_t - f_{t-1}| / (1 + |f_{t-1}|) < tol
+  /// Also stop once the row-wise argmax of Pi has been the same bijection for `patience`
+  /// consecutive iterations (0 = off: the reference's stopping rule only) [O]. With BB steps
+  /// the objective often oscillates and the reference rule never fires.
+  std::int64_t patience = 0;
+  Init init = Init::Similarity;
+  std::uint64_t seed = 0;  ///< for Init::Random
+  /// Known pairs (k, 2) int64 rows [node of G1, node of G2], fixed throughout (as scipy's
+  /// partial_match): their rows and columns of Pi are one-hot.
+  MatrixView<const std::int64_t> seeds;
+  std::int64_t top_k = 10;   ///< candidates per node of G1 in the result (0 = none)
+  bool return_soft = false;  ///< also return Pi restricted to real nodes, (n1, n2)
+  /// Ground truth (t, 2) int64 rows [node of G1, node of G2] for the metrics (optional).
+  MatrixView<const std::int64_t> truth;
+  int num_threads = 0;  ///< OpenMP threads (0 = default); BLAS uses its own setting
+  /// Called once per iteration with stage "qpalign" (done = iterations, total = max_iter);
+  /// return false to cancel (qpalign() then throws birkhoff::Cancelled).
+  ProgressCallback progress;
+};
+
+/// Scores against a ground truth; all fractions are over the t truth pairs.
+struct AlignMetrics {
+  std::int64_t pairs = 0;       ///< t
+  double overlap = 0.0;         ///< fraction with perm[i] == j
+  double overlap_unseeded = 0;  ///< the same over truth pairs whose G1 node is not a seed
+  bool exact = false;           ///< overlap == 1
+  double hits1 = 0, hits5 = 0, hits10 = 0;  ///< j among the top 1/5/10 of row i of Pi
+  double mrr = 0;  ///< mean of 1 / rank of j in row i of Pi (ties rank first)
+};
+
+/// The output of qpalign().
+struct Alignment {
+  std::int64_t n1 = 0, n2 = 0;  ///< sizes of G1 and G2
+  /// (n1) int64: node i of G1 is matched to node perm[i] of G2, or -1 when it was matched to a
+  /// padding node (only when n1 > n2).
+  std::vector<std::int64_t> perm;
+  std::int64_t top_k = 0;  ///< k actually returned (min(options.top_k, n2))
+  /// (n1, k) int64 / float64: the k nodes of G2 with the largest Pi[i, :], best first, and
+  /// their Pi values (a seed row is one-hot: its partner first, then others at 0).
+  std::vector<std::int64_t> topk;
+  std::vector<double> topk_scores;
+  std::vector<double> soft;       ///< (n1, n2) float64 Pi when options.return_soft, else empty
+  std::vector<double> objective;  ///< F(Pi_t) per iteration (not monotone, align.md §4.3)
+  std::int64_t iterations = 0;
+  bool converged = false;         ///< the relative objective change fell below tol
+  bool stable = false;            ///< stopped by `patience` (the argmax bijection stopped changing)
+  std::int64_t nan_restarts = 0;  ///< steps retried from the last finite Pi with alpha halved
+  double lambda_edge = 0, lambda_feature = 0;  ///< the weights used (after MLE weighting)
+  bool has_metrics = false;
+  AlignMetrics metrics;
+};
+
+/// QPAlign [huang2026qpalign]: minimise over doubly-stochastic Pi
+///   F(Pi) = lambda_e ||A Pi - Pi B||_F^2 + lambda_f sum_ij D_ij Pi_ij^2 + gamma (sum Pi -
+///   ||Pi||^2)
+/// with D_ij = ||x_i - y_j||^2 (align.md §4.1), by projected gradient with Barzilai-Borwein
+/// steps and Sinkhorn balancing (§4.2-4.3), then round by an exact linear assignment
+/// maximising sum_i Pi[i, perm(i)] (§4.6).
+///
+/// Deviations from the reference code, all [O]: the balancing keeps its potentials in log space
+/// and floors entries at 1e-100 instead of 0 (no zero rows, no NaN), stops early at
+/// sinkhorn_tol; a non-finite step is retried from the last finite Pi with alpha halved;
+/// unequal sizes are padded with isolated nodes whose feature distance to every node is the
+/// mean of D over real pairs; seeds fix their rows and columns of Pi.
+///
+/// Direction: perm maps G1 -> G2 (node i of G1 to node perm[i] of G2), and A Pi - Pi B keeps
+/// A^T, B^T in the gradient, so directed graphs are aligned without symmetrising.
+/// A, B are CSR (sparse products O(nnz n)) unless denser than 1/16, then dense BLAS GEMMs.
+///
+/// @throws birkhoff::InvalidInput naming the argument: ids out of range, wrong shapes, NaN/inf
+///         weights, adjacency or features, features in only one graph or with different d,
+///         conflicting repeated edges, seeds out of range or repeated (in either column), bad
+///         options; birkhoff::Cancelled when the progress callback returns false.
+/// Memory about 6 N^2 doubles with N = max(n1, n2) (+ 2 N^2 for dense graphs). Time per
+/// iteration O(N (nnz(A) + nnz(B)) + K N^2), or O(N^3) for dense graphs.
+Alignment qpalign(const AlignGraph& g1, const AlignGraph& g2, const QpAlignOptions& options = {});
+
+/// F(Pi) and its gradient (align.md §4.1-4.2) for equal sizes n and a dense Pi (n, n)
+/// row-major; `gradient` (n*n) receives 2 lambda_e (A^T E - E B^T) + 2 lambda_f D∘Pi +
+/// gamma (J - 2 Pi), E = A Pi - Pi B. Seeds and init in `options` are ignored. For tests.
+double objective_and_gradient(const AlignGraph& g1, const AlignGraph& g2,
+                              const QpAlignOptions& options, std::span<const double> pi,
+                              std::span<double> gradient);
+
+/// Report of balance().
+struct BalanceReport {
+  std::int64_t sweeps = 0;
+  double row_error = 0;  ///< max_i |sum_j M_ij - 1| after the last column sweep
+};
+
+/// Sinkhorn-Knopp scaling of a non-negative square matrix to doubly stochastic (the KL
+/// projection onto the Birkhoff polytope; the reference's Balance_K, align.md §4.3), in place.
+/// Entries below 1e-100 (and negatives) are raised to 1e-100; potentials f, g (kept as e^f, e^g)
+/// get by up to `max_sweeps` row-then-column sweeps, stopping once the row error is below `tol`;
+/// columns then sum to 1 up to rounding.
+/// @throws birkhoff::InvalidInput naming `matrix` when it is not square or holds NaN/inf.
+BalanceReport balance(MatrixView<double> matrix, std::int64_t max_sweeps, double tol,
+                      int num_threads = 0);
+
+/// Exact linear assignment (shortest augmenting paths with potentials, Jonker-Volgenant style;
+/// O(n^2 m) worst case) on a dense (n, m) cost, n <= m: returns, for each row, its column,
+/// minimising the total cost. `maximize` flips the sign.
+/// @throws birkhoff::InvalidInput naming `cost` when n > m or it holds NaN/inf.
+std::vector<std::int64_t> linear_assignment(MatrixView<const double> cost, bool maximize = false);
+
+}  // namespace birkhoff::align

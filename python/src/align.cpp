@@ -1,0 +1,155 @@
+// Bindings of birkhoff::align (QPAlign and the planted-instance generators): thin wrappers,
+// GIL released while solving.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+
+#include "arrays.hpp"
+#include "birkhoff/graph/align/generate.hpp"
+#include "birkhoff/graph/align/qpalign.hpp"
+
+namespace birkhoff::python {
+namespace {
+
+align::AlignGraph make_graph(std::int64_t n, const std::optional<In<std::int64_t>>& edge_index,
+                             const std::optional<In<double>>& edge_weight,
+                             const std::optional<In<double>>& adjacency,
+                             const std::optional<In<float>>& x, bool directed,
+                             const std::string& suffix) {
+  align::AlignGraph g;
+  g.num_nodes = n;
+  g.directed = directed;
+  if (edge_index) {
+    require(edge_index->ndim() == 2, "edge_index" + suffix, "must have shape (2, E)");
+    g.edge_index = matrix(*edge_index, ("edge_index" + suffix).c_str());
+  }
+  if (edge_weight) {
+    g.edge_weight = vector_view(edge_weight, ("edge_weight" + suffix).c_str());
+  }
+  if (adjacency) {
+    require(adjacency->ndim() == 2, "adjacency" + suffix, "must have shape (n, n)");
+    g.adjacency = matrix(*adjacency, ("adjacency" + suffix).c_str());
+  }
+  if (x) {
+    require(x->ndim() == 2, "x" + suffix, "must have shape (n, d)");
+    g.x = matrix(*x, ("x" + suffix).c_str());
+  }
+  return g;
+}
+
+MatrixView<const std::int64_t> pairs(const std::optional<In<std::int64_t>>& a, const char* name) {
+  if (!a) return {};
+  require(a->ndim() == 2, name, "must have shape (k, 2) [node of G1, node of G2]");
+  return matrix(*a, name);
+}
+
+nb::dict run_qpalign(std::int64_t n1, std::int64_t n2, std::optional<In<std::int64_t>> e1,
+                     std::optional<In<std::int64_t>> e2, std::optional<In<double>> w1,
+                     std::optional<In<double>> w2, std::optional<In<double>> a1,
+                     std::optional<In<double>> a2, std::optional<In<float>> x1,
+                     std::optional<In<float>> x2, bool directed,
+                     std::optional<In<std::int64_t>> seeds, std::optional<In<std::int64_t>> truth,
+                     double lambda_edge, double lambda_feature, double gamma, double mle_rho,
+                     double mle_r, std::int64_t max_iter, std::int64_t sinkhorn_sweeps,
+                     double sinkhorn_tol, double step, bool barzilai_borwein, double tol,
+                     std::int64_t patience, const std::string& init, std::uint64_t seed,
+                     std::int64_t top_k, bool return_soft, int num_threads, nb::object progress) {
+  require(init == "similarity" || init == "random" || init == "barycenter", "init",
+          "must be 'similarity', 'random' or 'barycenter', got '" + init + "'");
+  const auto g1 = make_graph(n1, e1, w1, a1, x1, directed, "1");
+  const auto g2 = make_graph(n2, e2, w2, a2, x2, directed, "2");
+  align::QpAlignOptions o;
+  o.lambda_edge = lambda_edge;
+  o.lambda_feature = lambda_feature;
+  o.gamma = gamma;
+  o.mle_rho = mle_rho;
+  o.mle_r = mle_r;
+  o.max_iter = max_iter;
+  o.sinkhorn_sweeps = sinkhorn_sweeps;
+  o.sinkhorn_tol = sinkhorn_tol;
+  o.step = step;
+  o.barzilai_borwein = barzilai_borwein;
+  o.tol = tol;
+  o.patience = patience;
+  o.init = init == "similarity" ? align::Init::Similarity
+           : init == "random"   ? align::Init::Random
+                                : align::Init::Barycenter;
+  o.seed = seed;
+  o.seeds = pairs(seeds, "seeds");
+  o.truth = pairs(truth, "truth");
+  o.top_k = top_k;
+  o.return_soft = return_soft;
+  o.num_threads = num_threads;
+  o.progress = progress_with_signals(progress);
+  align::Alignment r;
+  {
+    nb::gil_scoped_release release;
+    r = align::qpalign(g1, g2, o);
+  }
+  const auto rows = static_cast<std::size_t>(r.n1), k = static_cast<std::size_t>(r.top_k);
+  nb::dict d;
+  d["perm"] = to_numpy(std::move(r.perm), {rows});
+  d["topk"] = to_numpy(std::move(r.topk), {rows, k});
+  d["topk_scores"] = to_numpy(std::move(r.topk_scores), {rows, k});
+  const std::size_t soft_cols = r.soft.empty() ? 0 : static_cast<std::size_t>(r.n2);
+  d["soft"] = to_numpy(std::move(r.soft), {r.soft.empty() ? 0 : rows, soft_cols});
+  const std::size_t iters = r.objective.size();
+  d["objective"] = to_numpy(std::move(r.objective), {iters});
+  d["iterations"] = r.iterations;
+  d["converged"] = r.converged;
+  d["stable"] = r.stable;
+  d["nan_restarts"] = r.nan_restarts;
+  d["lambda_edge"] = r.lambda_edge;
+  d["lambda_feature"] = r.lambda_feature;
+  if (r.has_metrics) {
+    nb::dict m;
+    m["pairs"] = r.metrics.pairs;
+    m["overlap"] = r.metrics.overlap;
+    m["overlap_unseeded"] = r.metrics.overlap_unseeded;
+    m["exact"] = r.metrics.exact;
+    m["hits1"] = r.metrics.hits1;
+    m["hits5"] = r.metrics.hits5;
+    m["hits10"] = r.metrics.hits10;
+    m["mrr"] = r.metrics.mrr;
+    d["metrics"] = m;
+  }
+  return d;
+}
+
+nb::dict planted(const std::string& model, std::int64_t n, std::int64_t d, double rho, double r,
+                 double p, std::uint64_t seed, bool standardize) {
+  align::PlantedInstance inst;
+  {
+    nb::gil_scoped_release release;
+    inst = model == "wigner" ? align::correlated_wigner(n, d, rho, r, seed, standardize)
+                             : align::correlated_erdos_renyi(n, d, rho, r, p, seed, standardize);
+  }
+  const auto nn = static_cast<std::size_t>(n), dd = static_cast<std::size_t>(d);
+  nb::dict out;
+  out["a"] = to_numpy(std::move(inst.a), {nn, nn});
+  out["b"] = to_numpy(std::move(inst.b), {nn, nn});
+  out["x1"] = to_numpy(std::move(inst.x1), {nn, dd});
+  out["x2"] = to_numpy(std::move(inst.x2), {nn, dd});
+  out["perm"] = to_numpy(std::move(inst.perm), {nn});
+  return out;
+}
+
+}  // namespace
+
+void register_align(nb::module_& m) {
+  m.def("align_qpalign", &run_qpalign, nb::arg("n1"), nb::arg("n2"), nb::arg("edge_index1").none(),
+        nb::arg("edge_index2").none(), nb::arg("edge_weight1").none(),
+        nb::arg("edge_weight2").none(), nb::arg("adjacency1").none(), nb::arg("adjacency2").none(),
+        nb::arg("x1").none(), nb::arg("x2").none(), nb::arg("directed"), nb::arg("seeds").none(),
+        nb::arg("truth").none(), nb::arg("lambda_edge"), nb::arg("lambda_feature"),
+        nb::arg("gamma"), nb::arg("mle_rho"), nb::arg("mle_r"), nb::arg("max_iter"),
+        nb::arg("sinkhorn_sweeps"), nb::arg("sinkhorn_tol"), nb::arg("step"),
+        nb::arg("barzilai_borwein"), nb::arg("tol"), nb::arg("patience"), nb::arg("init"),
+        nb::arg("seed"), nb::arg("top_k"), nb::arg("return_soft"), nb::arg("num_threads"),
+        nb::arg("progress").none());
+  m.def("align_planted", &planted, nb::arg("model"), nb::arg("n"), nb::arg("d"), nb::arg("rho"),
+        nb::arg("r"), nb::arg("p"), nb::arg("seed"), nb::arg("standardize"));
+  m.def("align_exact_margin", &align::exact_margin);
+  m.def("align_partial_margin", &align::partial_margin);
+}
+
+}  // namespace birkhoff::python

@@ -1,0 +1,49 @@
+// PRIVATE (align): an adjacency matrix in the solver's internal node order, stored as CSR (with
+// its transpose when directed) or dense, and the two products QPAlign needs.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "birkhoff/graph/align/qpalign.hpp"
+
+namespace birkhoff::align::detail {
+
+/// Threads for an N x N pass: one below 256 x 256 (a parallel region per balancing sweep costs
+/// more than the work there, badly so on a loaded machine), else `requested` resolved.
+int threads_for(std::int64_t n, int requested);
+
+class Operator {
+ public:
+  /// Builds the N x N matrix of `g` with node v at internal index position[v] (rows/columns
+  /// that no node maps to stay empty); validates edges and weights, naming them with `suffix`.
+  Operator(const AlignGraph& g, std::int64_t size, const std::vector<std::int64_t>& position,
+           const std::string& suffix, int num_threads);
+
+  /// out = alpha * op(M) P + beta * out, with op(M) = M or M^T; P, out are N x N row-major.
+  void left(bool transpose, double alpha, const double* p, double beta, double* out) const;
+  /// out = alpha * P op(M) + beta * out.
+  void right(bool transpose, double alpha, const double* p, double beta, double* out) const;
+  /// Weighted out-degrees (row sums), N.
+  std::vector<double> row_sums() const;
+  bool dense() const { return dense_; }
+  std::int64_t nnz() const { return nnz_; }
+
+ private:
+  struct Csr {
+    std::vector<std::int64_t> indptr;
+    std::vector<std::int32_t> indices;
+    std::vector<double> values;
+  };
+  const Csr& csr(bool transpose) const { return transpose && directed_ ? csr_t_ : csr_; }
+
+  std::int64_t n_ = 0;
+  std::int64_t nnz_ = 0;
+  bool dense_ = false;
+  bool directed_ = false;
+  int threads_ = 0;
+  std::vector<double> matrix_;  // dense, N x N
+  Csr csr_, csr_t_;
+};
+
+}  // namespace birkhoff::align::detail

@@ -1,0 +1,529 @@
+#include "birkhoff/graph/align/qpalign.hpp"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "birkhoff/core/error.hpp"
+#include "birkhoff/core/system.hpp"
+#include "birkhoff/graph/align/generate.hpp"
+#include "birkhoff/graph/graph.hpp"
+#include "graph/align/operator.hpp"
+
+namespace birkhoff::align {
+namespace {
+
+constexpr double kFloor = 1e-100;
+
+void check_options(const QpAlignOptions& o) {
+  auto finite_nonneg = [](double v, const char* name) {
+    require(std::isfinite(v) && v >= 0.0, name, "must be finite and >= 0");
+  };
+  finite_nonneg(o.lambda_edge, "lambda_edge");
+  finite_nonneg(o.lambda_feature, "lambda_feature");
+  finite_nonneg(o.gamma, "gamma");
+  finite_nonneg(o.sinkhorn_tol, "sinkhorn_tol");
+  finite_nonneg(o.tol, "tol");
+  require(std::isfinite(o.step) && o.step > 0.0, "step", "must be finite and > 0");
+  require(o.max_iter >= 0, "max_iter", "must be >= 0");
+  require(o.sinkhorn_sweeps >= 1, "sinkhorn_sweeps", "must be >= 1");
+  require(o.top_k >= 0, "top_k", "must be >= 0");
+  require(o.patience >= 0, "patience", "must be >= 0");
+  const bool mle = o.mle_rho >= 0.0 || o.mle_r >= 0.0;
+  if (mle) {
+    require(o.mle_rho >= 0.0 && o.mle_rho < 1.0, "mle_rho", "must be in [0, 1)");
+    require(o.mle_r >= 0.0 && o.mle_r < 1.0, "mle_r", "must be in [0, 1)");
+  }
+}
+
+void check_pairs(MatrixView<const std::int64_t> pairs, const char* name, std::int64_t n1,
+                 std::int64_t n2) {
+  if (pairs.empty() && pairs.rows == 0) return;
+  require(pairs.cols == 2, name,
+          "expected shape (k, 2) [node of G1, node of G2], got (" + std::to_string(pairs.rows) +
+              ", " + std::to_string(pairs.cols) + ")");
+  for (std::int64_t k = 0; k < pairs.rows; ++k) {
+    require(pairs(k, 0) >= 0 && pairs(k, 0) < n1, name,
+            "G1 node " + std::to_string(pairs(k, 0)) + " in row " + std::to_string(k) +
+                " is outside [0, " + std::to_string(n1) + ")");
+    require(pairs(k, 1) >= 0 && pairs(k, 1) < n2, name,
+            "G2 node " + std::to_string(pairs(k, 1)) + " in row " + std::to_string(k) +
+                " is outside [0, " + std::to_string(n2) + ")");
+  }
+}
+
+// The problem in the solver's internal order: free real nodes first, then padding, then seeds
+// (G2's seeds in the same order as their G1 partners, so the seed block of Pi is the identity).
+struct Problem {
+  std::int64_t n1 = 0, n2 = 0, size = 0, free = 0;
+  std::vector<std::int64_t> pos1, pos2;  // original -> internal
+  std::vector<std::int64_t> orig2;       // internal -> original G2 node, -1 for padding
+  std::optional<detail::Operator> a, b;
+  std::vector<double> dist;  // N x N feature distances (empty without features)
+  double lambda_edge = 0, lambda_feature = 0, gamma = 0;
+  int threads = 1;
+};
+
+Problem make_problem(const AlignGraph& g1, const AlignGraph& g2, const QpAlignOptions& o) {
+  check_options(o);
+  require(g1.num_nodes >= 1, "num_nodes1", "must be at least 1");
+  require(g2.num_nodes >= 1, "num_nodes2", "must be at least 1");
+  Problem p;
+  p.threads = detail::threads_for(std::max(g1.num_nodes, g2.num_nodes), o.num_threads);
+  p.n1 = g1.num_nodes;
+  p.n2 = g2.num_nodes;
+  p.size = std::max(p.n1, p.n2);
+  const std::int64_t n = p.size;
+  check_pairs(o.seeds, "seeds", p.n1, p.n2);
+  check_pairs(o.truth, "truth", p.n1, p.n2);
+  const std::int64_t s = o.seeds.rows;
+  std::vector<std::int64_t> seed_of1(static_cast<std::size_t>(p.n1), -1),
+      seed_of2(static_cast<std::size_t>(p.n2), -1);
+  for (std::int64_t k = 0; k < s; ++k) {
+    require(seed_of1[o.seeds(k, 0)] < 0, "seeds",
+            "G1 node " + std::to_string(o.seeds(k, 0)) + " is repeated (rows " +
+                std::to_string(seed_of1[o.seeds(k, 0)]) + " and " + std::to_string(k) + ")");
+    require(seed_of2[o.seeds(k, 1)] < 0, "seeds",
+            "G2 node " + std::to_string(o.seeds(k, 1)) + " is repeated (rows " +
+                std::to_string(seed_of2[o.seeds(k, 1)]) + " and " + std::to_string(k) + ")");
+    seed_of1[o.seeds(k, 0)] = k;
+    seed_of2[o.seeds(k, 1)] = k;
+  }
+  p.free = n - s;
+  p.pos1.resize(static_cast<std::size_t>(p.n1));
+  p.pos2.resize(static_cast<std::size_t>(p.n2));
+  p.orig2.assign(static_cast<std::size_t>(n), -1);
+  std::int64_t next = 0;
+  for (std::int64_t i = 0; i < p.n1; ++i) {
+    p.pos1[i] = seed_of1[i] >= 0 ? p.free + seed_of1[i] : next++;
+  }
+  next = 0;
+  for (std::int64_t j = 0; j < p.n2; ++j) {
+    p.pos2[j] = seed_of2[j] >= 0 ? p.free + seed_of2[j] : next++;
+    p.orig2[p.pos2[j]] = j;
+  }
+
+  const bool f1 = !g1.x.empty(), f2 = !g2.x.empty();
+  require(f1 == f2, f1 ? "x2" : "x1", "features given for only one graph");
+  if (f1) {
+    require(g1.x.rows == p.n1, "x1",
+            "expected " + std::to_string(p.n1) + " rows (one per node), got " +
+                std::to_string(g1.x.rows));
+    require(g2.x.rows == p.n2, "x2",
+            "expected " + std::to_string(p.n2) + " rows (one per node), got " +
+                std::to_string(g2.x.rows));
+    require(g1.x.cols == g2.x.cols, "x2",
+            "feature dimension " + std::to_string(g2.x.cols) + " differs from x1's " +
+                std::to_string(g1.x.cols));
+    graph::require_finite(g1.x, "x1", o.num_threads);
+    graph::require_finite(g2.x, "x2", o.num_threads);
+  }
+  p.a.emplace(g1, n, p.pos1, "1", o.num_threads);
+  p.b.emplace(g2, n, p.pos2, "2", o.num_threads);
+
+  p.lambda_edge = o.lambda_edge;
+  p.lambda_feature = f1 ? o.lambda_feature : 0.0;
+  p.gamma = o.gamma;
+  if (o.mle_rho >= 0.0) {
+    const double we = o.mle_rho / (4 * (1 - o.mle_rho * o.mle_rho));
+    const double wf = f1 ? o.mle_r / (2 * (1 - o.mle_r * o.mle_r)) : 0.0;
+    const double total = we + wf;
+    p.lambda_edge = total > 0 ? we / total : 0.5;
+    p.lambda_feature = total > 0 ? wf / total : (f1 ? 0.5 : 0.0);
+  }
+
+  if (f1) {
+    const std::int64_t d = g1.x.cols;
+    // Features in internal order, zero rows for padding, then D = |x|^2 + |y|^2 - 2 X Y^T.
+    std::vector<double> xs(static_cast<std::size_t>(n * d), 0.0), ys(xs.size(), 0.0);
+    std::vector<double> nx(static_cast<std::size_t>(n), 0.0), ny(nx.size(), 0.0);
+    for (std::int64_t i = 0; i < p.n1; ++i) {
+      for (std::int64_t k = 0; k < d; ++k) xs[p.pos1[i] * d + k] = g1.x(i, k);
+    }
+    for (std::int64_t j = 0; j < p.n2; ++j) {
+      for (std::int64_t k = 0; k < d; ++k) ys[p.pos2[j] * d + k] = g2.x(j, k);
+    }
+    for (std::int64_t i = 0; i < n; ++i) {
+      for (std::int64_t k = 0; k < d; ++k) {
+        nx[i] += xs[i * d + k] * xs[i * d + k];
+        ny[i] += ys[i * d + k] * ys[i * d + k];
+      }
+    }
+    p.dist.assign(static_cast<std::size_t>(n * n), 0.0);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n), static_cast<int>(n),
+                static_cast<int>(d), -2.0, xs.data(), static_cast<int>(d), ys.data(),
+                static_cast<int>(d), 0.0, p.dist.data(), static_cast<int>(n));
+    std::vector<char> real1(static_cast<std::size_t>(n), 0);
+    for (std::int64_t i = 0; i < p.n1; ++i) real1[p.pos1[i]] = 1;
+    double sum = 0;
+#pragma omp parallel for schedule(static) num_threads(p.threads) reduction(+ : sum)
+    for (std::int64_t i = 0; i < n; ++i) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        double& v = p.dist[i * n + j];
+        v = std::max(0.0, v + nx[i] + ny[j]);
+        if (real1[i] && p.orig2[j] >= 0) sum += v;
+      }
+    }
+    if (p.n1 != p.n2) {
+      const double mean = sum / static_cast<double>(p.n1 * p.n2);
+      for (std::int64_t i = 0; i < n; ++i) {
+        for (std::int64_t j = 0; j < n; ++j) {
+          if (!real1[i] || p.orig2[j] < 0) p.dist[i * n + j] = mean;
+        }
+      }
+    }
+  }
+  return p;
+}
+
+// f(Pi) and, when grad is not null, its gradient; e is an N x N scratch buffer.
+double evaluate(const Problem& p, const double* pi, double* e, double* grad) {
+  const std::int64_t n = p.size;
+  double edge = 0;
+  if (p.lambda_edge > 0) {
+    p.a->left(false, 1.0, pi, 0.0, e);
+    p.b->right(false, -1.0, pi, 1.0, e);
+#pragma omp parallel for schedule(static) num_threads(p.threads) reduction(+ : edge)
+    for (std::int64_t i = 0; i < n * n; ++i) edge += e[i] * e[i];
+    if (grad != nullptr) {
+      p.a->left(true, 2 * p.lambda_edge, e, 0.0, grad);
+      p.b->right(true, -2 * p.lambda_edge, e, 1.0, grad);
+    }
+  } else if (grad != nullptr) {
+    std::fill(grad, grad + n * n, 0.0);
+  }
+  const bool features = !p.dist.empty() && p.lambda_feature > 0;
+  double feat = 0, penalty = 0;
+#pragma omp parallel for schedule(static) num_threads(p.threads) reduction(+ : feat, penalty)
+  for (std::int64_t i = 0; i < n * n; ++i) {
+    const double x = pi[i];
+    const double dx = features ? p.dist[i] * x : 0.0;
+    feat += dx * x;
+    penalty += x - x * x;
+    if (grad != nullptr) grad[i] += 2 * p.lambda_feature * dx + p.gamma * (1 - 2 * x);
+  }
+  return p.lambda_edge * edge + p.lambda_feature * feat + p.gamma * penalty;
+}
+
+// <a, a> and <a, b> over the free block of two pairs of N x N matrices: S = a1 - a0, Y = b1 - b0.
+std::pair<double, double> bb_products(const Problem& p, const double* a1, const double* a0,
+                                      const double* b1, const double* b0) {
+  double ss = 0, sy = 0;
+  const std::int64_t n = p.size, m = p.free;
+#pragma omp parallel for schedule(static) num_threads(p.threads) reduction(+ : ss, sy)
+  for (std::int64_t i = 0; i < m; ++i) {
+    for (std::int64_t j = 0; j < m; ++j) {
+      const double s = a1[i * n + j] - a0[i * n + j];
+      ss += s * s;
+      sy += s * (b1[i * n + j] - b0[i * n + j]);
+    }
+  }
+  return {ss, sy};
+}
+
+}  // namespace
+
+BalanceReport balance(MatrixView<double> matrix, std::int64_t max_sweeps, double tol,
+                      int num_threads) {
+  const std::int64_t m = matrix.rows;
+  require(matrix.cols == m, "matrix", "must be square");
+  require(max_sweeps >= 1, "max_sweeps", "must be >= 1");
+  const int threads = detail::threads_for(m, num_threads);
+  bool finite = true;
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(&& : finite)
+  for (std::int64_t i = 0; i < m; ++i) {
+    double* row = matrix.row(i);
+    for (std::int64_t j = 0; j < m; ++j) {
+      finite = finite && std::isfinite(row[j]);
+      row[j] = std::max(row[j], kFloor);
+    }
+  }
+  require(finite, "matrix", "holds NaN or inf");
+  // Potentials f (rows), g (columns) with Pi = diag(e^f) M diag(e^g), kept as u = e^f, v = e^g:
+  // the kernel of this KL projection is M itself (cost -log M at epsilon = 1), so no entry is
+  // exponentiated, and the floor bounds |f|, |g| by about 240 + log m (no overflow). One fused
+  // pass per sweep: the row sum of row i gives u_i, and the row, still in cache, is added into
+  // the column sums with the new u_i (the same arithmetic as a row sweep then a column sweep).
+  std::vector<double> u(static_cast<std::size_t>(m), 1.0), v(u.size(), 1.0), u_new(u.size());
+  std::vector<double> partial(static_cast<std::size_t>(threads) * u.size());
+  std::vector<double> errors(static_cast<std::size_t>(threads), 0.0);
+  BalanceReport report;
+  bool stop = false;
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+    const int team = omp_get_num_threads();
+    double* acc = partial.data() + static_cast<std::int64_t>(t) * m;
+    for (std::int64_t sweep = 0; sweep < max_sweeps; ++sweep) {
+      std::fill(acc, acc + m, 0.0);
+      double error = 0;
+#pragma omp for schedule(static)
+      for (std::int64_t i = 0; i < m; ++i) {
+        const double* row = matrix.row(i);
+        double sum = 0;
+#pragma omp simd reduction(+ : sum)
+        for (std::int64_t j = 0; j < m; ++j) sum += row[j] * v[j];
+        error = std::max(error, std::abs(u[i] * sum - 1.0));
+        const double ui = 1.0 / sum;
+        u_new[i] = ui;
+#pragma omp simd
+        for (std::int64_t j = 0; j < m; ++j) acc[j] += ui * row[j];
+      }
+      errors[t] = error;
+#pragma omp barrier
+#pragma omp single
+      {
+        const double worst = *std::max_element(errors.begin(), errors.begin() + team);
+        if (sweep > 0) {
+          report.row_error = worst;
+          stop = worst < tol;
+        }
+        if (!stop) {
+          u.swap(u_new);
+          report.sweeps = sweep + 1;
+        }
+      }
+      if (stop) break;
+#pragma omp for schedule(static)
+      for (std::int64_t j = 0; j < m; ++j) {
+        double c = 0;
+        for (int q = 0; q < team; ++q) c += partial[q * m + j];
+        v[j] = 1.0 / c;
+      }
+    }
+  }
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::int64_t i = 0; i < m; ++i) {
+    double* row = matrix.row(i);
+    const double ui = u[i];
+#pragma omp simd
+    for (std::int64_t j = 0; j < m; ++j) row[j] *= ui * v[j];
+  }
+  return report;
+}
+
+double objective_and_gradient(const AlignGraph& g1, const AlignGraph& g2,
+                              const QpAlignOptions& options, std::span<const double> pi,
+                              std::span<double> gradient) {
+  QpAlignOptions o = options;
+  o.seeds = {};
+  o.truth = {};
+  require(g1.num_nodes == g2.num_nodes, "num_nodes2", "must equal num_nodes1 here");
+  const Problem p = make_problem(g1, g2, o);
+  const std::int64_t n = p.size;
+  require(static_cast<std::int64_t>(pi.size()) == n * n, "pi", "expected n * n entries");
+  require(static_cast<std::int64_t>(gradient.size()) == n * n, "gradient",
+          "expected n * n entries");
+  // Internal order equals the original order without seeds and padding.
+  std::vector<double> e(pi.size());
+  return evaluate(p, pi.data(), e.data(), gradient.data());
+}
+
+Alignment qpalign(const AlignGraph& g1, const AlignGraph& g2, const QpAlignOptions& o) {
+  const Problem p = make_problem(g1, g2, o);
+  const std::int64_t n = p.size, m = p.free;
+  const std::size_t nn = static_cast<std::size_t>(n * n);
+  Alignment out;
+  out.n1 = p.n1;
+  out.n2 = p.n2;
+  out.lambda_edge = p.lambda_edge;
+  out.lambda_feature = p.lambda_feature;
+
+  // Pi: free block m x m (top left), identity on the seed block, zero elsewhere.
+  std::vector<double> pi(nn, 0.0), pi_prev, grad(nn), grad_prev, e(nn);
+  for (std::int64_t k = m; k < n; ++k) pi[k * n + k] = 1.0;
+  if (m > 0) {
+    if (o.init == Init::Random) {
+      Rng rng(o.seed);
+      for (std::int64_t i = 0; i < m; ++i) {
+        for (std::int64_t j = 0; j < m; ++j) pi[i * n + j] = rng.uniform();
+      }
+    } else if (o.init == Init::Barycenter) {
+      for (std::int64_t i = 0; i < m; ++i) {
+        for (std::int64_t j = 0; j < m; ++j) pi[i * n + j] = 1.0 / static_cast<double>(m);
+      }
+    } else {
+      const std::vector<double> da = p.a->row_sums(), db = p.b->row_sums();
+      std::vector<double> sim(nn, 0.0);
+      if (!g1.x.empty()) {
+        // <x_i, y_j> from D: -(D - |x|^2 - |y|^2) / 2 would lose padding; recompute directly.
+        const std::int64_t d = g1.x.cols;
+        std::vector<double> xs(static_cast<std::size_t>(n * d), 0.0), ys(xs.size(), 0.0);
+        for (std::int64_t i = 0; i < p.n1; ++i) {
+          for (std::int64_t k = 0; k < d; ++k) xs[p.pos1[i] * d + k] = g1.x(i, k);
+        }
+        for (std::int64_t j = 0; j < p.n2; ++j) {
+          for (std::int64_t k = 0; k < d; ++k) ys[p.pos2[j] * d + k] = g2.x(j, k);
+        }
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n),
+                    static_cast<int>(n), static_cast<int>(d), 1.0, xs.data(), static_cast<int>(d),
+                    ys.data(), static_cast<int>(d), 0.0, sim.data(), static_cast<int>(n));
+      }
+      for (std::int64_t i = 0; i < m; ++i) {
+        for (std::int64_t j = 0; j < m; ++j) {
+          pi[i * n + j] = std::max(sim[i * n + j], 0.0) + 0.1 / (1.0 + std::abs(da[i] - db[j]));
+        }
+      }
+    }
+    balance({pi.data(), m, m, n}, o.sinkhorn_sweeps, o.sinkhorn_tol, p.threads);
+  }
+  pi_prev = pi;
+  grad_prev.assign(nn, 0.0);
+
+  double f = evaluate(p, pi.data(), e.data(), grad.data());
+  out.objective.push_back(f);
+  report_progress(o.progress, "qpalign", 0, o.max_iter);
+  std::vector<std::int64_t> argmax(static_cast<std::size_t>(m), -1);
+  std::vector<char> hit(static_cast<std::size_t>(m));
+  std::int64_t unchanged = 0;
+  for (std::int64_t t = 0; t < o.max_iter && m > 0; ++t) {
+    double alpha = o.step;
+    if (t > 0 && o.barzilai_borwein) {
+      const auto [ss, sy] =
+          bb_products(p, pi.data(), pi_prev.data(), grad.data(), grad_prev.data());
+      if (std::abs(sy) > 1e-12) alpha = std::clamp(ss / std::max(sy, 1e-12), 1e-5, 0.5);
+    }
+    // Step into pi_prev's buffer (Pi_{t-1} is no longer needed), balance, retry on NaN.
+    for (int attempt = 0;; ++attempt) {
+      bool finite = true;
+#pragma omp parallel for schedule(static) num_threads(p.threads) reduction(&& : finite)
+      for (std::int64_t i = 0; i < m; ++i) {
+        for (std::int64_t j = 0; j < m; ++j) {
+          const double x = pi[i * n + j] - alpha * grad[i * n + j];
+          finite = finite && std::isfinite(x);
+          pi_prev[i * n + j] = std::max(x, 0.0);
+        }
+      }
+      if (finite) {
+        balance({pi_prev.data(), m, m, n}, o.sinkhorn_sweeps, o.sinkhorn_tol, p.threads);
+        double check = 0;
+        for (std::int64_t j = 0; j < m; ++j) check += pi_prev[(m - 1) * n + j];
+        if (std::isfinite(check)) break;
+      }
+      require(attempt < 60, "step", "the iteration produced NaN even with tiny steps");
+      alpha *= 0.5;
+      ++out.nan_restarts;
+    }
+    std::swap(pi, pi_prev);
+    const double f_new = evaluate(p, pi.data(), e.data(), grad_prev.data());
+    std::swap(grad, grad_prev);
+    out.objective.push_back(f_new);
+    out.iterations = t + 1;
+    report_progress(o.progress, "qpalign", t + 1, o.max_iter);
+    if (std::abs(f_new - f) / (1.0 + std::abs(f)) < o.tol) {
+      out.converged = true;
+      break;
+    }
+    if (o.patience > 0) {
+      bool bijection = true, same = true;
+      std::fill(hit.begin(), hit.end(), 0);
+      for (std::int64_t i = 0; i < m; ++i) {
+        const double* row = pi.data() + i * n;
+        const std::int64_t j = std::max_element(row, row + m) - row;
+        same = same && argmax[i] == j;
+        argmax[i] = j;
+        bijection = bijection && !hit[j];
+        hit[j] = 1;
+      }
+      unchanged = bijection && same ? unchanged + 1 : 0;
+      if (unchanged >= o.patience) {
+        out.stable = true;
+        break;
+      }
+    }
+    f = f_new;
+  }
+  std::vector<double>().swap(pi_prev);
+  std::vector<double>().swap(grad);
+  std::vector<double>().swap(grad_prev);
+  std::vector<double>().swap(e);
+
+  // Rounding: exact LAP on the free block maximising the total Pi.
+  std::vector<std::int64_t> col_of(static_cast<std::size_t>(n));
+  for (std::int64_t k = m; k < n; ++k) col_of[k] = k;
+  if (m > 0) {
+    const auto lap = linear_assignment({pi.data(), m, m, n}, true);
+    for (std::int64_t i = 0; i < m; ++i) col_of[i] = lap[i];
+  }
+  out.perm.resize(static_cast<std::size_t>(p.n1));
+  for (std::int64_t i = 0; i < p.n1; ++i) out.perm[i] = p.orig2[col_of[p.pos1[i]]];
+
+  // Top-k over the real nodes of G2.
+  std::vector<std::int64_t> real_cols;
+  for (std::int64_t j = 0; j < n; ++j) {
+    if (p.orig2[j] >= 0) real_cols.push_back(j);
+  }
+  const std::int64_t k = std::min<std::int64_t>(o.top_k, p.n2);
+  out.top_k = k;
+  out.topk.resize(static_cast<std::size_t>(p.n1 * k));
+  out.topk_scores.resize(out.topk.size());
+  if (k > 0) {
+#pragma omp parallel num_threads(p.threads)
+    {
+      std::vector<std::int64_t> cols(real_cols);
+#pragma omp for schedule(static)
+      for (std::int64_t i = 0; i < p.n1; ++i) {
+        const double* row = pi.data() + p.pos1[i] * n;
+        std::partial_sort(cols.begin(), cols.begin() + k, cols.end(),
+                          [&](std::int64_t x, std::int64_t y) {
+                            return row[x] > row[y] || (row[x] == row[y] && x < y);
+                          });
+        for (std::int64_t q = 0; q < k; ++q) {
+          out.topk[i * k + q] = p.orig2[cols[q]];
+          out.topk_scores[i * k + q] = row[cols[q]];
+        }
+      }
+    }
+  }
+  if (o.return_soft) {
+    out.soft.resize(static_cast<std::size_t>(p.n1 * p.n2));
+    for (std::int64_t i = 0; i < p.n1; ++i) {
+      for (std::int64_t j = 0; j < p.n2; ++j)
+        out.soft[i * p.n2 + j] = pi[p.pos1[i] * n + p.pos2[j]];
+    }
+  }
+  if (o.truth.rows > 0) {
+    AlignMetrics& mt = out.metrics;
+    out.has_metrics = true;
+    mt.pairs = o.truth.rows;
+    std::int64_t correct = 0, unseeded = 0, correct_unseeded = 0;
+    double h1 = 0, h5 = 0, h10 = 0, rr = 0;
+    for (std::int64_t q = 0; q < o.truth.rows; ++q) {
+      const std::int64_t i = o.truth(q, 0), j = o.truth(q, 1);
+      const bool ok = out.perm[i] == j;
+      const bool seeded = p.pos1[i] >= m;
+      correct += ok;
+      if (!seeded) {
+        ++unseeded;
+        correct_unseeded += ok;
+      }
+      const double* row = pi.data() + p.pos1[i] * n;
+      const double target = row[p.pos2[j]];
+      std::int64_t rank = 1;
+      for (const std::int64_t c : real_cols) rank += row[c] > target;
+      h1 += rank <= 1;
+      h5 += rank <= 5;
+      h10 += rank <= 10;
+      rr += 1.0 / static_cast<double>(rank);
+    }
+    const auto t = static_cast<double>(o.truth.rows);
+    mt.overlap = static_cast<double>(correct) / t;
+    mt.overlap_unseeded =
+        unseeded > 0 ? static_cast<double>(correct_unseeded) / static_cast<double>(unseeded)
+                     : mt.overlap;
+    mt.exact = correct == o.truth.rows;
+    mt.hits1 = h1 / t;
+    mt.hits5 = h5 / t;
+    mt.hits10 = h10 / t;
+    mt.mrr = rr / t;
+  }
+  return out;
+}
+
+}  // namespace birkhoff::align

@@ -1,0 +1,299 @@
+#include "birkhoff/graph/align/qpalign.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "birkhoff/core/error.hpp"
+#include "birkhoff/graph/align/generate.hpp"
+
+namespace birkhoff::align {
+namespace {
+
+// A random directed weighted graph as an edge list, and its copy relabelled by `perm`
+// (edge (u, v, w) of G1 becomes (perm[u], perm[v], w) in G2), with columns shuffled.
+struct DirectedPair {
+  std::int64_t n;
+  std::vector<std::int64_t> e1, e2;  // (2, E) row-major
+  std::vector<double> w1, w2;
+  std::vector<std::int64_t> perm;
+};
+
+DirectedPair directed_pair(std::int64_t n, double p, std::uint64_t seed) {
+  Rng rng(seed);
+  DirectedPair out{n, {}, {}, {}, {}, {}};
+  std::vector<std::int64_t> src, dst;
+  for (std::int64_t u = 0; u < n; ++u) {
+    for (std::int64_t v = 0; v < n; ++v) {
+      if (u != v && rng.uniform() < p) {
+        src.push_back(u);
+        dst.push_back(v);
+        out.w1.push_back(0.5 + rng.uniform());
+      }
+    }
+  }
+  out.perm.resize(static_cast<std::size_t>(n));
+  std::iota(out.perm.begin(), out.perm.end(), 0);
+  for (std::int64_t i = n - 1; i >= 1; --i) {
+    std::swap(out.perm[i], out.perm[static_cast<std::int64_t>(rng.below(i + 1))]);
+  }
+  const std::size_t e = src.size();
+  out.e1.resize(2 * e);
+  out.e2.resize(2 * e);
+  out.w2.resize(e);
+  std::vector<std::size_t> order(e);
+  std::iota(order.begin(), order.end(), 0);
+  for (std::size_t k = e - 1; k >= 1; --k) std::swap(order[k], order[rng.below(k + 1)]);
+  for (std::size_t k = 0; k < e; ++k) {
+    out.e1[k] = src[k];
+    out.e1[e + k] = dst[k];
+    out.e2[k] = out.perm[src[order[k]]];
+    out.e2[e + k] = out.perm[dst[order[k]]];
+    out.w2[k] = out.w1[order[k]];
+  }
+  return out;
+}
+
+AlignGraph edges(std::int64_t n, const std::vector<std::int64_t>& e, const std::vector<double>& w,
+                 bool directed) {
+  AlignGraph g;
+  g.num_nodes = n;
+  g.edge_index = {e.data(), 2, static_cast<std::int64_t>(e.size() / 2)};
+  g.edge_weight = w;
+  g.directed = directed;
+  return g;
+}
+
+AlignGraph dense(std::int64_t n, const std::vector<double>& a, const std::vector<float>& x,
+                 std::int64_t d) {
+  AlignGraph g;
+  g.num_nodes = n;
+  g.adjacency = {a.data(), n, n};
+  if (d > 0) g.x = {x.data(), n, d};
+  return g;
+}
+
+std::vector<std::int64_t> truth_pairs(const std::vector<std::int64_t>& perm) {
+  std::vector<std::int64_t> t;
+  for (std::size_t i = 0; i < perm.size(); ++i) {
+    t.push_back(static_cast<std::int64_t>(i));
+    t.push_back(perm[i]);
+  }
+  return t;
+}
+
+TEST(QpAlign, DirectedGraphAlignsWithItsRelabelledCopy) {
+  const auto pair = directed_pair(40, 0.2, 5);
+  std::vector<std::int64_t> inverse(pair.perm.size());
+  for (std::size_t i = 0; i < pair.perm.size(); ++i) inverse[pair.perm[i]] = i;
+  ASSERT_NE(inverse, pair.perm) << "the test needs a non-involutive permutation";
+  QpAlignOptions o;
+  o.lambda_edge = 1.0;
+  o.lambda_feature = 0.0;
+  o.init = Init::Barycenter;
+  const auto r = qpalign(edges(40, pair.e1, pair.w1, true), edges(40, pair.e2, pair.w2, true), o);
+  EXPECT_EQ(r.perm, pair.perm);
+  // The same edges read as undirected cannot tell the direction: only the directed run must
+  // match, and the transposed (inverse) answer must fail.
+  EXPECT_NE(r.perm, inverse);
+}
+
+TEST(QpAlign, SeedsAreHonouredExactlyEvenWhenWrong) {
+  const auto inst = correlated_wigner(60, 4, 0.1, 0.1, 9);
+  // Deliberately wrong pairs: node i of G1 with perm[(i + 1) % n].
+  std::vector<std::int64_t> seeds;
+  for (std::int64_t i : {0, 7, 13, 42, 59}) {
+    seeds.push_back(i);
+    seeds.push_back(inst.perm[(i + 1) % 60]);
+  }
+  QpAlignOptions o;
+  o.seeds = {seeds.data(), 5, 2};
+  o.max_iter = 30;
+  const auto r = qpalign(dense(60, inst.a, inst.x1, 4), dense(60, inst.b, inst.x2, 4), o);
+  for (int k = 0; k < 5; ++k) {
+    EXPECT_EQ(r.perm[seeds[2 * k]], seeds[2 * k + 1]);
+    EXPECT_EQ(r.topk[seeds[2 * k] * r.top_k], seeds[2 * k + 1]);
+    EXPECT_DOUBLE_EQ(r.topk_scores[seeds[2 * k] * r.top_k], 1.0);
+  }
+  std::vector<std::int64_t> used(r.perm);
+  std::sort(used.begin(), used.end());
+  EXPECT_EQ(std::unique(used.begin(), used.end()), used.end());
+}
+
+TEST(QpAlign, GradientMatchesFiniteDifferences) {
+  const std::int64_t n = 6, d = 3;
+  const auto pair = directed_pair(n, 0.4, 21);
+  Rng rng(4);
+  std::vector<float> x1(n * d), x2(n * d);
+  for (auto& v : x1) v = static_cast<float>(rng.normal());
+  for (auto& v : x2) v = static_cast<float>(rng.normal());
+  AlignGraph g1 = edges(n, pair.e1, pair.w1, true), g2 = edges(n, pair.e2, pair.w2, true);
+  // Break the isomorphism so that E != 0 at the relabelling.
+  std::vector<double> w2(pair.w2);
+  for (auto& w : w2) w *= 1.0 + 0.3 * rng.uniform();
+  g2.edge_weight = w2;
+  g1.x = {x1.data(), n, d};
+  g2.x = {x2.data(), n, d};
+  QpAlignOptions o;
+  o.lambda_edge = 0.3;
+  o.lambda_feature = 0.7;
+  o.gamma = 0.2;
+  std::vector<double> pi(n * n), grad(n * n), scratch(n * n);
+  for (auto& v : pi) v = rng.uniform();
+  objective_and_gradient(g1, g2, o, pi, grad);
+  const double h = 1e-6;
+  for (std::int64_t k = 0; k < n * n; ++k) {
+    std::vector<double> plus(pi), minus(pi);
+    plus[k] += h;
+    minus[k] -= h;
+    const double fd = (objective_and_gradient(g1, g2, o, plus, scratch) -
+                       objective_and_gradient(g1, g2, o, minus, scratch)) /
+                      (2 * h);
+    EXPECT_NEAR(grad[k], fd, 1e-6 * std::max(1.0, std::abs(fd))) << "entry " << k;
+  }
+}
+
+TEST(Balance, OutputIsDoublyStochasticWithinTolerance) {
+  const std::int64_t m = 50;
+  Rng rng(8);
+  std::vector<double> a(m * m);
+  for (auto& v : a) v = rng.uniform() < 0.3 ? 0.0 : rng.uniform();
+  const auto rep = balance({a.data(), m, m}, 5000, 1e-12);
+  EXPECT_LT(rep.row_error, 1e-12);
+  for (std::int64_t i = 0; i < m; ++i) {
+    double row = 0, col = 0;
+    for (std::int64_t j = 0; j < m; ++j) {
+      EXPECT_GE(a[i * m + j], 0.0);
+      row += a[i * m + j];
+      col += a[j * m + i];
+    }
+    EXPECT_NEAR(row, 1.0, 1e-11);
+    EXPECT_NEAR(col, 1.0, 1e-11);
+  }
+}
+
+TEST(Balance, AllZeroRowAndColumnStayFinite) {
+  // The reference's zero-lock hazard (align.md §4.3): all-zero lines became 1e8 and then NaN.
+  const std::int64_t m = 20;
+  Rng rng(9);
+  std::vector<double> a(m * m);
+  for (auto& v : a) v = rng.uniform();
+  std::fill(a.begin() + 5 * m, a.begin() + 6 * m, 0.0);
+  for (std::int64_t i = 0; i < m; ++i) a[i * m + 7] = -1.0;
+  balance({a.data(), m, m}, 200, 0.0);
+  for (std::int64_t j = 0; j < m; ++j) {
+    double col = 0;
+    for (std::int64_t i = 0; i < m; ++i) {
+      ASSERT_TRUE(std::isfinite(a[i * m + j]));
+      col += a[i * m + j];
+    }
+    EXPECT_NEAR(col, 1.0, 1e-12);
+  }
+}
+
+TEST(Balance, RejectsNaN) {
+  std::vector<double> a = {1.0, std::nan(""), 1.0, 1.0};
+  EXPECT_THROW(balance({a.data(), 2, 2}, 10, 0.0), InvalidInput);
+}
+
+TEST(QpAlign, PlantedInstanceFarAboveThresholdIsRecoveredExactly) {
+  const auto inst = correlated_wigner(100, 16, 0.9, 0.9, 17);
+  const auto truth = truth_pairs(inst.perm);
+  QpAlignOptions o;  // the authors' synthetic settings
+  o.truth = {truth.data(), 100, 2};
+  const auto r = qpalign(dense(100, inst.a, inst.x1, 16), dense(100, inst.b, inst.x2, 16), o);
+  EXPECT_EQ(r.perm, inst.perm);
+  EXPECT_DOUBLE_EQ(r.metrics.overlap, 1.0);
+  EXPECT_TRUE(r.metrics.exact);
+  EXPECT_DOUBLE_EQ(r.metrics.hits1, 1.0);
+  EXPECT_DOUBLE_EQ(r.metrics.mrr, 1.0);
+}
+
+TEST(QpAlign, PlantedInstanceFarBelowThresholdStaysNearChance) {
+  const auto inst = correlated_wigner(100, 16, 0.0, 0.0, 18);
+  const auto truth = truth_pairs(inst.perm);
+  QpAlignOptions o;
+  o.truth = {truth.data(), 100, 2};
+  const auto r = qpalign(dense(100, inst.a, inst.x1, 16), dense(100, inst.b, inst.x2, 16), o);
+  EXPECT_LT(r.metrics.overlap, 0.06);
+  EXPECT_FALSE(r.metrics.exact);
+}
+
+TEST(QpAlign, UnequalSizesArePaddedAndExtraNodesLeftUnmatched) {
+  // G1 = a planted 40-node graph plus 20 isolated nodes with unrelated features; G2 = the
+  // 40-node partner. The 40 must be recovered and the 20 extra nodes left at -1.
+  const std::int64_t k = 40, n = 60, d = 16;
+  const auto inst = correlated_wigner(k, d, 0.9, 0.9, 23);
+  std::vector<double> a(n * n, 0.0);
+  std::vector<float> x(n * d);
+  Rng rng(77);
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t c = 0; c < d; ++c) {
+      x[i * d + c] = i < k ? inst.x1[i * d + c] : static_cast<float>(rng.normal());
+    }
+    for (std::int64_t j = 0; j < n; ++j) a[i * n + j] = i < k && j < k ? inst.a[i * k + j] : 0.0;
+  }
+  const auto truth = truth_pairs(inst.perm);
+  QpAlignOptions o;
+  o.truth = {truth.data(), k, 2};
+  const auto r = qpalign(dense(n, a, x, d), dense(k, inst.b, inst.x2, d), o);
+  EXPECT_DOUBLE_EQ(r.metrics.overlap, 1.0);
+  EXPECT_EQ(std::count(r.perm.begin(), r.perm.end(), -1), n - k);
+  EXPECT_EQ(r.top_k, 10);
+}
+
+TEST(QpAlign, RejectsBadInputNamingTheArgument) {
+  const std::vector<std::int64_t> e = {0, 1, 1, 2};
+  const std::vector<std::int64_t> bad_e = {0, 1, 1, 9};
+  const std::vector<double> w = {1.0, 2.0}, nan_w = {1.0, std::nan("")};
+  const std::vector<float> x(3 * 2, 1.0f), x3(3 * 3, 1.0f);
+  std::vector<float> nan_x(x);
+  nan_x[3] = std::nanf("");
+  auto graph = [&](const std::vector<std::int64_t>& ed, const std::vector<double>& ww) {
+    AlignGraph g = edges(3, ed, ww, false);
+    g.x = {x.data(), 3, 2};
+    return g;
+  };
+  auto expect_error = [](auto&& call, const std::string& name) {
+    try {
+      call();
+      ADD_FAILURE() << "no error for " << name;
+    } catch (const InvalidInput& err) {
+      EXPECT_NE(std::string(err.what()).find(name), std::string::npos) << err.what();
+    }
+  };
+  const AlignGraph good = graph(e, w);
+  expect_error([&] { qpalign(graph(bad_e, w), good); }, "edge_index1");
+  expect_error([&] { qpalign(good, graph(e, nan_w)); }, "edge_weight2");
+  AlignGraph wrong_shape = good;
+  wrong_shape.edge_index = {e.data(), 1, 4};
+  expect_error([&] { qpalign(wrong_shape, good); }, "edge_index1");
+  AlignGraph nan_features = good;
+  nan_features.x = {nan_x.data(), 3, 2};
+  expect_error([&] { qpalign(good, nan_features); }, "x2");
+  AlignGraph other_d = good;
+  other_d.x = {x3.data(), 3, 3};
+  expect_error([&] { qpalign(good, other_d); }, "x2");
+  AlignGraph no_features = good;
+  no_features.x = {};
+  expect_error([&] { qpalign(good, no_features); }, "x2");
+  QpAlignOptions o;
+  const std::vector<std::int64_t> out_of_range = {0, 3};
+  o.seeds = {out_of_range.data(), 1, 2};
+  expect_error([&] { qpalign(good, good, o); }, "seeds");
+  const std::vector<std::int64_t> repeated = {0, 1, 2, 1};
+  o.seeds = {repeated.data(), 2, 2};
+  expect_error([&] { qpalign(good, good, o); }, "seeds");
+  const std::vector<std::int64_t> three_cols = {0, 1, 2};
+  o.seeds = {three_cols.data(), 1, 3};
+  expect_error([&] { qpalign(good, good, o); }, "seeds");
+  QpAlignOptions bad_step;
+  bad_step.step = -1;
+  expect_error([&] { qpalign(good, good, bad_step); }, "step");
+}
+
+}  // namespace
+}  // namespace birkhoff::align

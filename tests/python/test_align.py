@@ -1,0 +1,158 @@
+"""birkhoff.align (QPAlign) and birkhoff.datasets: planted recovery, seeds, directed graphs,
+unequal sizes, the CLI, and bad input from both front ends."""
+
+import json
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import birkhoff
+from birkhoff import datasets
+
+
+def _directed_pair(n=40, p=0.2, seed=5):
+    rng = np.random.default_rng(seed)
+    mask = (rng.random((n, n)) < p) & ~np.eye(n, dtype=bool)
+    src, dst = np.nonzero(mask)
+    w = 0.5 + rng.random(src.shape[0])
+    perm = rng.permutation(n)
+    while np.array_equal(np.argsort(perm), perm):
+        perm = rng.permutation(n)
+    e1 = np.stack([src, dst])
+    e2 = np.stack([perm[src], perm[dst]])
+    return e1, e2, w, perm
+
+
+def test_generator_is_reproducible_and_planted():
+    a = datasets.correlated_wigner(80, 8, 0.7, 0.5, seed=3)
+    b = datasets.correlated_wigner(80, 8, 0.7, 0.5, seed=3)
+    np.testing.assert_array_equal(a.perm, b.perm)
+    np.testing.assert_array_equal(a.b, b.b)
+    iu = np.triu_indices(80, 1)
+    pa = a.a[iu]
+    pb = a.b[np.ix_(a.perm, a.perm)][iu]
+    assert abs(np.corrcoef(pa, pb)[0, 1] - 0.7) < 4 / np.sqrt(pa.size)
+    assert a.x1.dtype == np.float32 and a.x2.shape == (80, 8)
+    np.testing.assert_allclose(a.x1.mean(axis=0), 0, atol=1e-5)
+
+
+def test_planted_far_above_threshold_is_recovered_exactly():
+    inst = datasets.correlated_wigner(100, 16, 0.9, 0.9, seed=17)
+    res = birkhoff.align(x1=inst.x1, x2=inst.x2, adjacency1=inst.a, adjacency2=inst.b,
+                         truth=inst.truth)
+    np.testing.assert_array_equal(res.perm, inst.perm)
+    assert res.metrics["exact"] and res.overlap == 1.0
+    assert res.metrics["mrr"] == 1.0
+    assert res.topk.shape == (100, 10)
+    np.testing.assert_array_equal(res.topk[:, 0], inst.perm)
+
+
+def test_planted_far_below_threshold_stays_near_chance():
+    inst = datasets.correlated_wigner(100, 16, 0.0, 0.0, seed=18)
+    res = birkhoff.align(x1=inst.x1, x2=inst.x2, adjacency1=inst.a, adjacency2=inst.b,
+                         truth=inst.truth)
+    assert res.overlap < 0.06
+
+
+def test_directed_graph_aligns_with_its_relabelled_copy():
+    e1, e2, w, perm = _directed_pair()
+    res = birkhoff.align(e1, e2, edge_weight1=w, edge_weight2=w, directed=True,
+                         lambda_edge=1.0, lambda_feature=0.0, init="barycenter")
+    np.testing.assert_array_equal(res.perm, perm)
+    assert not np.array_equal(res.perm, np.argsort(perm))
+
+
+def test_seeds_are_honoured_exactly():
+    inst = datasets.correlated_wigner(60, 4, 0.1, 0.1, seed=9)
+    rows = np.array([0, 7, 13, 42, 59])
+    seeds = np.stack([rows, inst.perm[(rows + 1) % 60]], axis=1)  # deliberately wrong
+    res = birkhoff.align(x1=inst.x1, x2=inst.x2, adjacency1=inst.a, adjacency2=inst.b,
+                         seeds=seeds, max_iter=30)
+    np.testing.assert_array_equal(res.perm[rows], seeds[:, 1])
+    assert len(set(res.perm.tolist())) == 60
+
+
+def test_unequal_sizes_leave_extra_nodes_unmatched():
+    # G1 = a planted 40-node graph plus 20 isolated nodes with unrelated features.
+    inst = datasets.correlated_wigner(40, 16, 0.9, 0.9, seed=23)
+    a = np.zeros((60, 60))
+    a[:40, :40] = inst.a
+    x1 = np.concatenate([inst.x1, np.random.default_rng(1).standard_normal((20, 16))])
+    res = birkhoff.align(x1=x1.astype(np.float32), x2=inst.x2, adjacency1=a,
+                         adjacency2=inst.b, truth=inst.truth, return_soft=True)
+    assert (res.perm == -1).sum() == 20
+    assert res.overlap == 1.0
+    assert res.soft.shape == (60, 40)
+
+
+def test_patience_stops_once_the_matching_is_stable():
+    inst = datasets.correlated_wigner(100, 16, 0.9, 0.9, seed=17)
+    res = birkhoff.align(x1=inst.x1, x2=inst.x2, adjacency1=inst.a, adjacency2=inst.b,
+                         truth=inst.truth, patience=10)
+    assert res.stable and res.iterations < 400
+    assert res.overlap == 1.0
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, name",
+    [
+        (dict(edge_index1=np.array([[0, 1], [1, 9]])), ValueError, "edge_index1"),
+        (dict(edge_index1=np.array([0, 1, 2])), ValueError, "edge_index1"),
+        (dict(edge_weight2=np.array([1.0, np.nan])), ValueError, "edge_weight2"),
+        (dict(x2=np.array([[1, np.nan]] * 3, dtype=np.float32)), ValueError, "x2"),
+        (dict(x2=np.ones((3, 3), dtype=np.float32)), ValueError, "x2"),
+        (dict(x2=np.ones((3, 2), dtype=np.float64)), TypeError, "x2"),
+        (dict(seeds=np.array([[0, 3]])), ValueError, "seeds"),
+        (dict(seeds=np.array([[0, 1], [2, 1]])), ValueError, "seeds"),
+        (dict(seeds=np.array([[0.0, 1.0]])), TypeError, "seeds"),
+    ],
+    ids=["id_out_of_range", "wrong_shape", "nan_weight", "nan_features", "different_d",
+         "float64_features", "seed_out_of_range", "seed_repeated", "float_seeds"],
+)
+def test_bad_input_raises_naming_the_argument(kwargs, error, name):
+    args = dict(edge_index1=np.array([[0, 1], [1, 2]]), edge_index2=np.array([[0, 1], [1, 2]]),
+                x1=np.ones((3, 2), dtype=np.float32), x2=np.ones((3, 2), dtype=np.float32),
+                edge_weight2=np.array([1.0, 2.0]))
+    args.update(kwargs)
+    with pytest.raises(error, match=name):
+        birkhoff.align(**args)
+
+
+def test_douban_restricted_loader(shared_data):
+    d = datasets.douban(shared_data / "douban", restricted=True)
+    assert d["x1"].shape == (1118, 538) and d["x2"].shape == (1118, 538)
+    assert d["edge_index2"].shape == (2, 2460) and d["seeds"].shape == (223, 2)
+    # Every anchored pair has the same location.
+    t = d["truth"]
+    np.testing.assert_array_equal(d["x1"][t[:, 0]], d["x2"][t[:, 1]])
+
+
+_CLI = shutil.which("birkhoff")
+
+
+@pytest.mark.skipif(_CLI is None, reason="the birkhoff command is not on PATH")
+def test_cli_generate_then_align_reports_overlap(tmp_path):
+    subprocess.run([_CLI, "generate", "wigner", str(tmp_path), "--n", "60", "--d", "16",
+                    "--rho", "0.9", "--r", "0.9", "--seed", "4"], check=True,
+                   capture_output=True)
+    out = subprocess.run([_CLI, "align", str(tmp_path / "g1"), str(tmp_path / "g2"), "--truth",
+                          str(tmp_path / "truth.npy"), "--output", str(tmp_path / "out"),
+                          "--json"], check=True, capture_output=True, text=True)
+    summary = json.loads(out.stdout)
+    assert summary["overlap"] == 1.0 and summary["hits1"] == 1.0
+    perm = np.load(tmp_path / "out" / "perm.npy")
+    np.testing.assert_array_equal(perm, np.load(tmp_path / "perm.npy"))
+    assert np.load(tmp_path / "out" / "topk.npy").shape == (60, 10)
+
+
+@pytest.mark.skipif(_CLI is None, reason="the birkhoff command is not on PATH")
+def test_cli_rejects_out_of_range_seeds(tmp_path):
+    subprocess.run([_CLI, "generate", "wigner", str(tmp_path), "--n", "10", "--d", "2"],
+                   check=True, capture_output=True)
+    np.save(tmp_path / "seeds.npy", np.array([[0, 10]], dtype=np.int64))
+    out = subprocess.run([_CLI, "align", str(tmp_path / "g1"), str(tmp_path / "g2"), "--seeds",
+                          str(tmp_path / "seeds.npy")], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert "seeds" in out.stderr
