@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -104,6 +105,95 @@ BIRKHOFF_AVX2_CLONE float row_distance(const float* a, const float* b, std::int6
   return detail::squared_distance(a, b, n);
 }
 
+/// Asks for the cache lines of a feature row ahead of its use (rows are read in random order).
+inline void prefetch_row(const float* row, std::int64_t d) {
+  for (std::int64_t j = 0; j < d; j += 16) __builtin_prefetch(row + j);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define BIRKHOFF_POPCOUNT_CLONE \
+  [[gnu::target_clones("arch=icelake-server", "arch=haswell", "popcnt", "default")]]
+#else
+#define BIRKHOFF_POPCOUNT_CLONE
+#endif
+
+/// |a AND b| over n words (vectorised with AVX-512 VPOPCNTDQ where the machine has it).
+BIRKHOFF_POPCOUNT_CLONE std::int64_t and_count(const std::uint64_t* a, const std::uint64_t* b,
+                                               std::int64_t n) {
+  std::int64_t count = 0;
+  for (std::int64_t w = 0; w < n; ++w) count += std::popcount(a[w] & b[w]);
+  return count;
+}
+
+/// out = a AND b over n words; returns |out|.
+BIRKHOFF_POPCOUNT_CLONE std::int64_t and_into(const std::uint64_t* a, const std::uint64_t* b,
+                                              std::uint64_t* out, std::int64_t n) {
+  std::int64_t count = 0;
+  for (std::int64_t w = 0; w < n; ++w) {
+    out[w] = a[w] & b[w];
+    count += std::popcount(out[w]);
+  }
+  return count;
+}
+
+/// A 4-ary min-heap of HeapEntry under the (key, lo, hi) order: the same pops as a binary heap
+/// (entries are unique, so the minimum is unique), half the levels, and the four children of a
+/// node share one cache line.
+class QuadHeap {
+ public:
+  bool empty() const { return v_.empty(); }
+  std::size_t size() const { return v_.size(); }
+  std::vector<HeapEntry>& entries() { return v_; }
+
+  void push(const HeapEntry& e) {
+    std::size_t i = v_.size();
+    v_.push_back(e);
+    while (i > 0) {
+      const std::size_t parent = (i - 1) / 4;
+      if (!after_(v_[parent], e)) break;
+      v_[i] = v_[parent];
+      i = parent;
+    }
+    v_[i] = e;
+  }
+
+  HeapEntry pop() {
+    const HeapEntry top = v_.front();
+    const HeapEntry last = v_.back();
+    v_.pop_back();
+    if (!v_.empty()) sift_down(0, last);
+    return top;
+  }
+
+  /// Restores the heap order after the entries were edited in place.
+  void rebuild() {
+    const std::size_t n = v_.size();
+    if (n < 2) return;
+    for (std::size_t i = (n - 2) / 4 + 1; i-- > 0;) sift_down(i, v_[i]);
+  }
+
+ private:
+  void sift_down(std::size_t i, const HeapEntry e) {
+    const std::size_t n = v_.size();
+    for (;;) {
+      const std::size_t first = 4 * i + 1;
+      if (first >= n) break;
+      std::size_t best = first;
+      const std::size_t end = std::min(first + 4, n);
+      for (std::size_t c = first + 1; c < end; ++c) {
+        if (after_(v_[best], v_[c])) best = c;
+      }
+      if (!after_(e, v_[best])) break;
+      v_[i] = v_[best];
+      i = best;
+    }
+    v_[i] = e;
+  }
+
+  std::vector<HeapEntry> v_;
+  After after_;
+};
+
 /// Calls f(i, j) for every id common to the sorted lists a and b (no repeats inside a list),
 /// in ascending id order: a linear merge, or binary searches of the shorter list's ids in the
 /// longer one when that is cheaper.
@@ -161,7 +251,15 @@ class Loop {
   using Entry = std::conditional_t<kNope, IdDot, Id>;
 
   Loop(const graph::AttributedGraph& g, const NopeOptions& o)
-      : g_(g), opt_(o), n_(g.num_nodes), d_(g.dim()), features_(g.x, g.num_nodes) {}
+      : g_(g), opt_(o), n_(g.num_nodes), d_(g.dim()), features_(g.x, g.num_nodes) {
+    budget_ = o.bitset_bytes;
+    if (budget_ < 0) {
+      const std::int64_t input =
+          n_ * d_ * static_cast<std::int64_t>(sizeof(float)) +
+          g.num_edges() * 2 * static_cast<std::int64_t>(sizeof(std::int64_t));
+      budget_ = std::max<std::int64_t>(std::int64_t{32} << 20, input / 4);
+    }
+  }
 
   void run(std::int64_t target, Coarsening& out) {
     const std::int64_t ids = 2 * n_;
@@ -188,9 +286,7 @@ class Loop {
       HeapEntry top{};
       bool found = false;
       while (!heap_.empty()) {
-        std::pop_heap(heap_.begin(), heap_.end(), After{});
-        top = heap_.back();
-        heap_.pop_back();
+        top = heap_.pop();
         if (alive_[top.lo] && alive_[top.hi]) {
           found = true;
           break;
@@ -198,6 +294,7 @@ class Loop {
       }
       if (!found) break;
       const Id n = static_cast<Id>(n_ + k);
+      maybe_use_bitset(live, n);
       merge(top.lo, top.hi, n);
       out.merges.push_back(n);
       out.merges.push_back(top.lo);
@@ -205,7 +302,9 @@ class Loop {
       out.keys.push_back(top.key);
       ++k;
       --live;
-      if (heap_.size() > 2 * static_cast<std::size_t>(live_edges_) + 65536) compact_heap();
+      // Each live edge has one entry; dropping the dead ones once they are a quarter of that
+      // costs a sequential pass, where popping them one by one costs a random walk each.
+      if (4 * heap_.size() > 5 * static_cast<std::size_t>(live_edges_) + 65536) compact_heap();
       if (k % kReportEvery == 0) report_progress(opt_.progress, "coarsen", k, needed);
     }
     report_progress(opt_.progress, "coarsen", k, needed);
@@ -273,7 +372,8 @@ class Loop {
       const auto first = std::upper_bound(row.begin(), row.end(), static_cast<std::int32_t>(p));
       offset[p + 1] = offset[p] + (row.end() - first);
     }
-    heap_.resize(static_cast<std::size_t>(offset[n]));
+    auto& heap = heap_.entries();
+    heap.resize(static_cast<std::size_t>(offset[n]));
 #pragma omp parallel for schedule(dynamic, 256) num_threads(threads) if (parallel)
     for (std::int64_t p = 0; p < n; ++p) {
       const auto& lp = adj_[p];
@@ -297,10 +397,10 @@ class Loop {
         } else {
           key = star_key(static_cast<Id>(p), q, inter);
         }
-        heap_[at++] = HeapEntry{key, static_cast<Id>(p), q};
+        heap[at++] = HeapEntry{key, static_cast<Id>(p), q};
       }
     }
-    std::make_heap(heap_.begin(), heap_.end(), After{});
+    heap_.rebuild();
     live_edges_ = offset[n];
     pushes_ = offset[n];
   }
@@ -371,6 +471,7 @@ class Loop {
       const float* xn = features_.row(n);
       const auto dn_signed = static_cast<std::int64_t>(dn);
       for (std::int64_t t = 0; t < dn_signed; ++t) {
+        if (t + kPrefetch < dn_signed) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
         ln[t] = IdDot{nb_[t], row_dot(features_.row(nb_[t]), xn, d_)};
       }
       for (std::size_t t = 0; t < dn; ++t) {
@@ -395,6 +496,7 @@ class Loop {
     }
     deg_[n] = static_cast<std::int64_t>(dn);
     live_edges_ += static_cast<std::int64_t>(dn);
+    if (dense_) update_bitset(u, v, n);
 
     // Replace u and v by n in every N(m) (lazily: n is appended, dead entries stay until the
     // list is compacted) and update the live degrees.
@@ -416,31 +518,35 @@ class Loop {
     // Score the new pairs (m, n), m < n, with the updated state; nothing else is re-scored.
     keys_.resize(dn);
     const auto dn_signed = static_cast<std::int64_t>(dn);
+    const std::int64_t words = (static_cast<std::int64_t>(next_slot_) + 63) / 64;
     for (std::int64_t t = 0; t < dn_signed; ++t) {
       const Id m = nb_[t];
+      if constexpr (!kNope) {
+        if (t + kPrefetch < dn_signed) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
+      }
       auto& lm = adj_[m];
       std::int64_t inter = 0;
       float c = 0.0f;
       const std::size_t len = lm.size();
-      if (len <= dn * static_cast<std::size_t>(std::bit_width(len))) {
-        inter = scan_marked(lm);
+      const std::size_t log_len = static_cast<std::size_t>(std::bit_width(len));
+      bool done = false;
+      if (dense_) {
         if constexpr (kNope) {
-          // The common-neighbour sum in N(m)'s (ascending id) order, as before the compaction.
-          const float* mark_dot = mark_dot_.data();
-          for (std::int64_t h = 0; h < inter; ++h) {
-            const IdDot& e = lm[hits_[h]];
-            const float diff = e.dot - mark_dot[e.id];
-            c += diff * diff;
+          inter = and_into(row(m), row(n), common_.data(), words);
+          // Few common neighbours: find each in N(m) by binary search, in ascending id order
+          // (the order of the scan below, so the float32 sum is the same).
+          if (static_cast<std::size_t>(inter) * log_len < len) {
+            sum_common(lm, words, c);
+            done = true;
           }
+        } else {
+          inter = and_count(row(m), row(n), words);
+          done = true;
         }
-      } else {
-        for_common(ln.data(), dn, lm.data(), len, [&](std::size_t a, std::size_t b) {
-          ++inter;
-          if constexpr (kNope) {
-            const float diff = lm[b].dot - ln[a].dot;
-            c += diff * diff;
-          }
-        });
+      }
+      if (!done) {
+        inter = 0;
+        common_by_lists(lm, ln, dn, log_len, inter, c);
       }
       double key;
       if constexpr (kNope) {
@@ -451,11 +557,37 @@ class Loop {
       keys_[t] = key;
     }
     for (std::size_t t = 0; t < dn; ++t) {
-      heap_.push_back(HeapEntry{keys_[t], nb_[t], n});
-      std::push_heap(heap_.begin(), heap_.end(), After{});
+      heap_.push(HeapEntry{keys_[t], nb_[t], n});
       alive_[nb_[t]] = 1;
     }
     pushes_ += static_cast<std::int64_t>(dn);
+  }
+
+  /// |N(m) ∩ N(n)| (and NOPE's common-neighbour sum c) from the lists: a scan of N(m)
+  /// against the marks of N(n), or binary searches of N(n)'s ids in N(m), whichever is cheaper.
+  void common_by_lists(std::vector<Entry>& lm, const std::vector<Entry>& ln, std::size_t dn,
+                       std::size_t log_len, std::int64_t& inter, float& c) {
+    const std::size_t len = lm.size();
+    if (len <= dn * log_len) {
+      inter = scan_marked(lm);
+      if constexpr (kNope) {
+        // The common-neighbour sum in N(m)'s (ascending id) order, as before the compaction.
+        const float* mark_dot = mark_dot_.data();
+        for (std::int64_t h = 0; h < inter; ++h) {
+          const IdDot& e = lm[hits_[h]];
+          const float diff = e.dot - mark_dot[e.id];
+          c += diff * diff;
+        }
+      }
+    } else {
+      for_common(ln.data(), dn, lm.data(), len, [&](std::size_t a, std::size_t b) {
+        ++inter;
+        if constexpr (kNope) {
+          const float diff = lm[b].dot - ln[a].dot;
+          c += diff * diff;
+        }
+      });
+    }
   }
 
   /// One pass over N(m) that drops dead entries in place (keeping the order) and counts the
@@ -493,8 +625,111 @@ class Loop {
 
   /// Drops entries with a dead end and re-heapifies. Order-neutral: entries are unique.
   void compact_heap() {
-    std::erase_if(heap_, [this](const HeapEntry& e) { return !alive_[e.lo] || !alive_[e.hi]; });
-    std::make_heap(heap_.begin(), heap_.end(), After{});
+    std::erase_if(heap_.entries(),
+                  [this](const HeapEntry& e) { return !alive_[e.lo] || !alive_[e.hi]; });
+    heap_.rebuild();
+  }
+
+  // ---- dense phase: bitset adjacency ---------------------------------------------------------
+  //
+  // Late in a run the coarse graph is dense (hundreds of neighbours per super-node) and the
+  // list scans dominate. Then every live node gets a slot, assigned in ascending id order, and a
+  // row of bits over the slots holding its live neighbours; a new node takes the next slot, so
+  // slot order stays id order. |N(m) ∩ N(n)| is a popcount of two ANDed rows. When the slots
+  // run out the rows are rebuilt for the live nodes (geometric: each build has room for L / 2
+  // more merges, after which L has halved).
+
+  static std::int64_t bitset_words(std::int64_t live) {
+    const std::int64_t slots = live + std::max<std::int64_t>(live / 2, 512);
+    return (slots + 511) / 512 * 8;
+  }
+
+  std::uint64_t* row(Id id) {
+    return bits_.data() + static_cast<std::int64_t>(row_of_[id]) * words_;
+  }
+
+  /// Enters (or renews) the dense phase before the merge that creates `next_id`, when the
+  /// bitset is cheaper than the lists (L^2 <= kDenseFactor * live edges, i.e. the rows are
+  /// short against the degrees) and fits in the budget.
+  void maybe_use_bitset(std::int64_t live, Id next_id) {
+    if (dense_) {
+      if (next_slot_ < slot_cap_) return;
+    } else if (budget_ <= 0 || live * live > kDenseFactor * live_edges_) {
+      return;
+    }
+    const std::int64_t words = bitset_words(live);
+    if (!dense_ && live * words * static_cast<std::int64_t>(sizeof(std::uint64_t)) > budget_) {
+      return;
+    }
+    std::vector<std::uint64_t>().swap(bits_);
+    bits_.assign(static_cast<std::size_t>(live * words), 0);
+    words_ = words;
+    slot_cap_ = static_cast<std::uint32_t>(words * 64);
+    if (!dense_) {
+      slot_.assign(static_cast<std::size_t>(2 * n_), 0);
+      row_of_.assign(static_cast<std::size_t>(2 * n_), 0);
+    }
+    id_of_slot_.assign(slot_cap_, 0);
+    common_.assign(static_cast<std::size_t>(words), 0);
+    std::uint32_t s = 0;
+    for (Id id = 0; id < next_id; ++id) {
+      if (!alive_[id]) continue;
+      slot_[id] = s;
+      row_of_[id] = s;
+      id_of_slot_[s] = id;
+      ++s;
+    }
+    for (Id id = 0; id < next_id; ++id) {
+      if (!alive_[id]) continue;
+      std::uint64_t* r = row(id);
+      for (const Entry& e : adj_[id]) {
+        const Id q = id_of(e);
+        if (alive_[q]) r[slot_[q] / 64] |= std::uint64_t{1} << (slot_[q] % 64);
+      }
+    }
+    next_slot_ = s;
+    dense_ = true;
+    ++bitset_builds_;
+  }
+
+  /// After merging u and v into n (u, v dead, nb_ = N(n)): n takes u's row and the next slot.
+  void update_bitset(Id u, Id v, Id n) {
+    const std::uint32_t su = slot_[u], sv = slot_[v], sn = next_slot_++;
+    slot_[n] = sn;
+    id_of_slot_[sn] = n;
+    row_of_[n] = row_of_[u];
+    std::uint64_t* rn = row(n);
+    const std::uint64_t* rv = row(v);
+    const std::int64_t words = (static_cast<std::int64_t>(next_slot_) + 63) / 64;
+    for (std::int64_t w = 0; w < words; ++w) rn[w] |= rv[w];
+    const auto clear = [](std::uint64_t* r, std::uint32_t b) {
+      r[b / 64] &= ~(std::uint64_t{1} << (b % 64));
+    };
+    clear(rn, su);
+    clear(rn, sv);
+    for (const Id m : nb_) {
+      std::uint64_t* rm = row(m);
+      clear(rm, su);
+      clear(rm, sv);
+      rm[sn / 64] |= std::uint64_t{1} << (sn % 64);
+    }
+  }
+
+  /// NOPE's common-neighbour sum over the set bits of common_ (ascending slots = ascending
+  /// ids), each found in the sorted list N(m) by binary search from the previous hit.
+  void sum_common(const std::vector<Entry>& lm, std::int64_t words, float& c) const {
+    if constexpr (kNope) {
+      const float* mark_dot = mark_dot_.data();
+      auto at = lm.begin();
+      for (std::int64_t w = 0; w < words; ++w) {
+        for (std::uint64_t bits = common_[w]; bits != 0; bits &= bits - 1) {
+          const Id k = id_of_slot_[static_cast<std::uint32_t>(w * 64 + std::countr_zero(bits))];
+          at = std::lower_bound(at, lm.end(), k, [](const Entry& e, Id key) { return e.id < key; });
+          const float diff = at->dot - mark_dot[k];
+          c += diff * diff;
+        }
+      }
+    }
   }
 
   const graph::AttributedGraph& g_;
@@ -511,8 +746,18 @@ class Loop {
   std::vector<std::vector<Entry>> adj_;
   // NOPE: <x_k, x_n> for the members k of N(n) during one merge.
   std::vector<float> mark_dot_;
-  std::vector<HeapEntry> heap_;
+  QuadHeap heap_;
   std::int64_t live_edges_ = 0;
+  // Dense phase.
+  static constexpr std::int64_t kDenseFactor = 1024;
+  static constexpr std::int64_t kPrefetch = 6;
+  std::int64_t budget_ = 0;
+  bool dense_ = false;
+  std::int64_t words_ = 0;
+  std::uint32_t next_slot_ = 0, slot_cap_ = 0;
+  std::int64_t bitset_builds_ = 0;
+  std::vector<std::uint64_t> bits_, common_;
+  std::vector<std::uint32_t> slot_, row_of_, id_of_slot_;
   std::int64_t pushes_ = 0;
   // Scratch of one merge.
   std::vector<Id> nb_;

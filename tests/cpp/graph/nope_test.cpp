@@ -305,6 +305,65 @@ RC_GTEST_PROP(NopeProperties, ResultDoesNotDependOnTheThreadCount, ()) {
   RC_ASSERT(ra.features == rb.features);
 }
 
+void expect_same_run(const Coarsening& a, const Coarsening& b) {
+  RC_ASSERT(a.merges == b.merges);
+  RC_ASSERT(a.keys == b.keys);
+  RC_ASSERT(a.assignment == b.assignment);
+  RC_ASSERT(a.edge_index == b.edge_index);
+  RC_ASSERT(a.edge_weight == b.edge_weight);
+  RC_ASSERT(a.heap_pushes == b.heap_pushes);
+}
+
+// The bitset rows of the dense phase (on from the first merge for graphs this small and dense,
+// rebuilt whenever their slots run out) give the same run as the adjacency lists alone.
+RC_GTEST_PROP(NopeProperties, BitsetPhaseChangesNothing, ()) {
+  const int n = *rc::gen::inRange(2, 700);
+  const int d = *rc::gen::inRange(1, 6);
+  const auto pairs = *rc::gen::container<std::vector<std::pair<int, int>>>(
+      *rc::gen::inRange(0, 3000),
+      rc::gen::pair(rc::gen::inRange(0, 100000), rc::gen::inRange(0, 100000)));
+  const auto values = *rc::gen::container<std::vector<int>>(rc::gen::inRange(0, 100));
+  const auto variant = *rc::gen::element(Variant::Nope, Variant::NopeStar);
+  const Random rg = random_graph(n, d, pairs, values);
+  NopeOptions lists = opts(variant, *rc::gen::element(0.01, 0.2, 0.6)), bits = lists;
+  lists.bitset_bytes = 0;
+  bits.bitset_bytes = std::int64_t{1} << 30;
+  expect_same_run(nope(rg.g, lists), nope(rg.g, bits));
+}
+
+TEST(Nope, BitsetPhaseChangesNothingOnAPowerLawGraph) {
+  // 4000 nodes, hubs (endpoint density ~ -log), real-valued features; the bitset is built at
+  // the first merge, then rebuilt twice as its slots run out.
+  const int n = 4000, d = 8;
+  std::uint64_t state = 0x9E3779B97F4A7C15ull;
+  auto uniform = [&state] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return static_cast<double>(state >> 11) * 0x1.0p-53;
+  };
+  std::vector<std::pair<int, int>> pairs(5 * n);
+  for (auto& [a, b] : pairs) {
+    a = static_cast<int>(n * uniform() * uniform());
+    b = static_cast<int>(n * uniform() * uniform());
+  }
+  std::vector<int> values(997);
+  for (auto& v : values) v = static_cast<int>(100 * uniform());
+  Random rg = random_graph(n, d, pairs, values);
+  for (std::size_t i = 0; i < rg.x.size(); ++i) rg.x[i] += static_cast<float>(uniform());
+  for (const Variant v : {Variant::Nope, Variant::NopeStar}) {
+    NopeOptions lists = opts(v, 0.01), bits = lists;
+    lists.bitset_bytes = 0;
+    const auto a = nope(rg.g, lists);
+    const auto b = nope(rg.g, bits);
+    EXPECT_GT(a.num_merges(), n / 2);
+    EXPECT_EQ(a.merges, b.merges);
+    EXPECT_EQ(a.keys, b.keys);
+    EXPECT_EQ(a.edge_index, b.edge_index);
+    EXPECT_EQ(a.edge_weight, b.edge_weight);
+  }
+}
+
 TEST(Nope, CutRejectsAskingForMoreMergesThanTheRunHolds) {
   const Toy t = toy();
   const auto r = nope(t.g, opts(Variant::Nope, 0.5));

@@ -46,6 +46,11 @@ struct NopeOptions {
   /// OpenMP threads for the initial scoring and the output (0 = default). The result does not
   /// depend on it.
   int num_threads = 0;
+  /// Memory cap in bytes for the bitset adjacency of the late, dense part of the run (common
+  /// neighbours by AND + popcount of two rows instead of a list scan). -1 = automatic: the
+  /// larger of 32 MiB and a quarter of the input arrays; 0 = never. The result does not
+  /// depend on it (same merges, keys and coarse graph, bit for bit).
+  std::int64_t bitset_bytes = -1;
   /// Called every few thousand merges with stage "coarsen" (done = merges so far, total = merges
   /// needed); return false to cancel (nope() then throws birkhoff::Cancelled).
   ProgressCallback progress;
@@ -103,9 +108,11 @@ struct Coarsening {
 /// @throws birkhoff::InvalidInput naming `ratio` outside (0, 1] or NaN, `n_coarse` outside
 ///         [1, N]; birkhoff::Cancelled when the progress callback returns false.
 /// Memory O(N D + E) (the caller's features are read in place; merged features use at most
-/// N/2 extra rows; adjacency lists and the heap are compacted lazily). Time O(E (D + t)) for
-/// the start plus, per merge, O((d_u + d_v) + d_n D + sum over m in N(n) of min(d_m,
-/// d_n log d_m) + d_n log E); t is the per-edge intersection cost.
+/// N/2 extra rows; adjacency lists and the heap are compacted lazily) plus the bitset of the
+/// dense phase (at most `bitset_bytes`). Time O(E (D + t)) for the start plus, per merge,
+/// O((d_u + d_v) + d_n D + sum over m in N(n) of c(m) + d_n log E), t the per-edge
+/// intersection cost and c(m) = min(d_m, d_n log d_m) with lists, or L / 64 words (L live
+/// super-nodes) plus, for NOPE, |N(m) ∩ N(n)| log d_m once the bitset rows are in use.
 Coarsening nope(const graph::AttributedGraph& graph, const NopeOptions& options = {});
 
 /// The coarse graph of a prefix of `run`'s merges: the result for a larger kept fraction
