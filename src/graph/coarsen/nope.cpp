@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -83,7 +84,34 @@ class FeatureStore {
     if (id >= n_) free_.push_back(slot_of_[id - n_]);
   }
 
+  /// Moves the rows of the live merged ids (ascending, each alive[id] != 0) to the lowest
+  /// slots and frees the blocks above them, so the pool's memory follows the live count.
+  void compact(std::span<const Id> live) {
+    std::vector<Id> merged;
+    for (const Id id : live) {
+      if (id >= n_) merged.push_back(id);
+    }
+    std::sort(merged.begin(), merged.end(),
+              [this](Id a, Id b) { return slot_of_[a - n_] < slot_of_[b - n_]; });
+    std::uint32_t next = 0;
+    for (const Id id : merged) {
+      // Slots only move down and are taken in ascending order: no row is overwritten unread.
+      const std::uint32_t from = slot_of_[id - n_];
+      if (from != next) std::memcpy(slot(next), slot(from), static_cast<std::size_t>(d_) * 4);
+      slot_of_[id - n_] = next++;
+    }
+    blocks_.resize((next + kBlockRows - 1) / kBlockRows);
+    blocks_.shrink_to_fit();
+    free_.clear();
+    free_.shrink_to_fit();
+    next_ = next;
+  }
+
  private:
+  float* slot(std::uint32_t s) {
+    return blocks_[s / kBlockRows].get() + static_cast<std::int64_t>(s % kBlockRows) * d_;
+  }
+
   static constexpr std::uint32_t kBlockRows = 1024;
   MatrixView<const float> x_;
   std::int64_t n_;
@@ -134,6 +162,28 @@ BIRKHOFF_POPCOUNT_CLONE std::int64_t and_into(const std::uint64_t* a, const std:
     count += std::popcount(out[w]);
   }
   return count;
+}
+
+/// NOPE's common-neighbour sum, sum over k of (<x_m,x_k> - <x_n,x_k>)^2 for the set bits k of
+/// `both` = rm AND rn, in ascending slot (= id) order: the order of the list scan, so the
+/// float32 sum is the same. In the dense phase N(m) and N(n) are exact sorted lists of the set
+/// bits of their rows rm and rn, so the entry of k is found by rank (the set bits before k).
+BIRKHOFF_POPCOUNT_CLONE float common_sum(const std::uint64_t* rm, const std::uint64_t* rn,
+                                         const std::uint64_t* both, const IdDot* lm,
+                                         const IdDot* ln, std::int64_t words) {
+  float c = 0.0f;
+  std::int64_t base_m = 0, base_n = 0;
+  for (std::int64_t w = 0; w < words; ++w) {
+    for (std::uint64_t bits = both[w]; bits != 0; bits &= bits - 1) {
+      const std::uint64_t below = (bits & (~bits + 1)) - 1;
+      const float diff = lm[base_m + std::popcount(rm[w] & below)].dot -
+                         ln[base_n + std::popcount(rn[w] & below)].dot;
+      c += diff * diff;
+    }
+    base_m += std::popcount(rm[w]);
+    base_n += std::popcount(rn[w]);
+  }
+  return c;
 }
 
 /// A 4-ary min-heap of HeapEntry under the (key, lo, hi) order: the same pops as a binary heap
@@ -499,13 +549,17 @@ class Loop {
     if (dense_) update_bitset(u, v, n);
 
     // Replace u and v by n in every N(m) (lazily: n is appended, dead entries stay until the
-    // list is compacted) and update the live degrees.
+    // list is compacted; NOPE's lists in the dense phase are kept exact) and update the live
+    // degrees.
     for (std::size_t t = 0; t < dn; ++t) {
       const Id m = nb_[t];
       auto& lm = adj_[m];
       const std::uint8_t f = from_[t];
       deg_[m] += 1 - (f & 1) - ((f >> 1) & 1);
-      if (lm.size() + 1 > 2 * static_cast<std::size_t>(deg_[m]) + 8) {
+      if (kNope && dense_) {
+        if (f & 2) erase_id(lm, v);
+        if (f & 1) erase_id(lm, u);
+      } else if (lm.size() + 1 > 2 * static_cast<std::size_t>(deg_[m]) + 8) {
         std::erase_if(lm, [this](const Entry& e) { return !alive_[id_of(e)]; });
       }
       if constexpr (kNope) {
@@ -524,6 +578,14 @@ class Loop {
       if constexpr (!kNope) {
         if (t + kPrefetch < dn_signed) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
       }
+      if (t + 2 < dn_signed) {
+        // The head of a list two steps ahead (lists are scattered; the hardware prefetcher
+        // follows a list only once it is being read).
+        const auto& ahead = adj_[nb_[t + 2]];
+        const char* p = reinterpret_cast<const char*>(ahead.data());
+        const std::size_t bytes = std::min<std::size_t>(ahead.size() * sizeof(Entry), 512);
+        for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
+      }
       auto& lm = adj_[m];
       std::int64_t inter = 0;
       float c = 0.0f;
@@ -533,12 +595,9 @@ class Loop {
       if (dense_) {
         if constexpr (kNope) {
           inter = and_into(row(m), row(n), common_.data(), words);
-          // Few common neighbours: find each in N(m) by binary search, in ascending id order
-          // (the order of the scan below, so the float32 sum is the same).
-          if (static_cast<std::size_t>(inter) * log_len < len) {
-            sum_common(lm, words, c);
-            done = true;
-          }
+          if (inter > 0)
+            c = common_sum(row(m), row(n), common_.data(), lm.data(), ln.data(), words);
+          done = true;
         } else {
           inter = and_count(row(m), row(n), words);
           done = true;
@@ -662,6 +721,12 @@ class Loop {
       return;
     }
     std::vector<std::uint64_t>().swap(bits_);
+    std::vector<Id> ids;
+    ids.reserve(static_cast<std::size_t>(live));
+    for (Id id = 0; id < next_id; ++id) {
+      if (alive_[id]) ids.push_back(id);
+    }
+    features_.compact(ids);
     bits_.assign(static_cast<std::size_t>(live * words), 0);
     words_ = words;
     slot_cap_ = static_cast<std::uint32_t>(words * 64);
@@ -672,16 +737,17 @@ class Loop {
     id_of_slot_.assign(slot_cap_, 0);
     common_.assign(static_cast<std::size_t>(words), 0);
     std::uint32_t s = 0;
-    for (Id id = 0; id < next_id; ++id) {
-      if (!alive_[id]) continue;
+    for (const Id id : ids) {
       slot_[id] = s;
       row_of_[id] = s;
       id_of_slot_[s] = id;
       ++s;
     }
-    for (Id id = 0; id < next_id; ++id) {
-      if (!alive_[id]) continue;
+    for (const Id id : ids) {
       std::uint64_t* r = row(id);
+      if constexpr (kNope) {
+        std::erase_if(adj_[id], [this](const Entry& e) { return !alive_[id_of(e)]; });
+      }
       for (const Entry& e : adj_[id]) {
         const Id q = id_of(e);
         if (alive_[q]) r[slot_[q] / 64] |= std::uint64_t{1} << (slot_[q] % 64);
@@ -715,21 +781,11 @@ class Loop {
     }
   }
 
-  /// NOPE's common-neighbour sum over the set bits of common_ (ascending slots = ascending
-  /// ids), each found in the sorted list N(m) by binary search from the previous hit.
-  void sum_common(const std::vector<Entry>& lm, std::int64_t words, float& c) const {
-    if constexpr (kNope) {
-      const float* mark_dot = mark_dot_.data();
-      auto at = lm.begin();
-      for (std::int64_t w = 0; w < words; ++w) {
-        for (std::uint64_t bits = common_[w]; bits != 0; bits &= bits - 1) {
-          const Id k = id_of_slot_[static_cast<std::uint32_t>(w * 64 + std::countr_zero(bits))];
-          at = std::lower_bound(at, lm.end(), k, [](const Entry& e, Id key) { return e.id < key; });
-          const float diff = at->dot - mark_dot[k];
-          c += diff * diff;
-        }
-      }
-    }
+  /// Removes id from the sorted list (it must be there).
+  static void erase_id(std::vector<Entry>& list, Id id) {
+    const auto at = std::lower_bound(list.begin(), list.end(), id,
+                                     [](const Entry& e, Id key) { return id_of(e) < key; });
+    list.erase(at);
   }
 
   const graph::AttributedGraph& g_;
