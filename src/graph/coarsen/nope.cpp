@@ -11,6 +11,10 @@
 #include <type_traits>
 #include <vector>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/core/system.hpp"
 #include "graph/coarsen/build.hpp"
@@ -293,6 +297,14 @@ void for_common(const A* a, std::size_t na, const B* b, std::size_t nb, const F&
       ++j;
     }
   }
+}
+
+/// Hands the allocator's free pages back to the system (the dead nodes' lists are many small
+/// blocks that free() keeps), so that the bitset does not raise the peak memory.
+inline void release_free_memory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
 }
 
 template <bool kNope>
@@ -687,6 +699,7 @@ class Loop {
     std::erase_if(heap_.entries(),
                   [this](const HeapEntry& e) { return !alive_[e.lo] || !alive_[e.hi]; });
     heap_.rebuild();
+    release_free_memory();
   }
 
   // ---- dense phase: bitset adjacency ---------------------------------------------------------
@@ -727,6 +740,7 @@ class Loop {
       if (alive_[id]) ids.push_back(id);
     }
     features_.compact(ids);
+    release_free_memory();
     bits_.assign(static_cast<std::size_t>(live * words), 0);
     words_ = words;
     slot_cap_ = static_cast<std::uint32_t>(words * 64);
