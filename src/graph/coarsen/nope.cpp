@@ -1,5 +1,7 @@
 #include "birkhoff/graph/coarsen/nope.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -307,6 +309,12 @@ inline void release_free_memory() {
 #endif
 }
 
+/// Per-thread buffers of the scoring of one merge's new pairs.
+struct Scratch {
+  std::vector<std::uint32_t> hits;    // positions of the common neighbours in N(m)
+  std::vector<std::uint64_t> common;  // AND of two bitset rows
+};
+
 template <bool kNope>
 class Loop {
  public:
@@ -314,6 +322,8 @@ class Loop {
 
   Loop(const graph::AttributedGraph& g, const NopeOptions& o)
       : g_(g), opt_(o), n_(g.num_nodes), d_(g.dim()), features_(g.x, g.num_nodes) {
+    threads_ = resolve_threads(o.num_threads);
+    scratch_.resize(static_cast<std::size_t>(threads_));
     budget_ = o.bitset_bytes;
     if (budget_ < 0) {
       const std::int64_t input =
@@ -584,48 +594,14 @@ class Loop {
     // Score the new pairs (m, n), m < n, with the updated state; nothing else is re-scored.
     keys_.resize(dn);
     const auto dn_signed = static_cast<std::int64_t>(dn);
-    const std::int64_t words = (static_cast<std::int64_t>(next_slot_) + 63) / 64;
-    for (std::int64_t t = 0; t < dn_signed; ++t) {
-      const Id m = nb_[t];
-      if constexpr (!kNope) {
-        if (t + kPrefetch < dn_signed) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
-      }
-      if (t + 2 < dn_signed) {
-        // The head of a list two steps ahead (lists are scattered; the hardware prefetcher
-        // follows a list only once it is being read).
-        const auto& ahead = adj_[nb_[t + 2]];
-        const char* p = reinterpret_cast<const char*>(ahead.data());
-        const std::size_t bytes = std::min<std::size_t>(ahead.size() * sizeof(Entry), 512);
-        for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
-      }
-      auto& lm = adj_[m];
-      std::int64_t inter = 0;
-      float c = 0.0f;
-      const std::size_t len = lm.size();
-      const std::size_t log_len = static_cast<std::size_t>(std::bit_width(len));
-      bool done = false;
-      if (dense_) {
-        if constexpr (kNope) {
-          inter = and_into(row(m), row(n), common_.data(), words);
-          if (inter > 0)
-            c = common_sum(row(m), row(n), common_.data(), lm.data(), ln.data(), words);
-          done = true;
-        } else {
-          inter = and_count(row(m), row(n), words);
-          done = true;
-        }
-      }
-      if (!done) {
-        inter = 0;
-        common_by_lists(lm, ln, dn, log_len, inter, c);
-      }
-      double key;
-      if constexpr (kNope) {
-        key = nope_key(m, n, c);
-      } else {
-        key = star_key(m, n, inter);
-      }
-      keys_[t] = key;
+    // The pairs are independent (each reads the shared state and edits only its own N(m)), so
+    // a large batch is split over the threads; every key is computed the same way either way.
+    const int team = dn_signed >= kParallelPairs ? threads_ : 1;
+#pragma omp parallel num_threads(team) if (team > 1)
+    {
+      Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
+#pragma omp for schedule(dynamic, 16)
+      for (std::int64_t t = 0; t < dn_signed; ++t) keys_[t] = score(t, n, scratch);
     }
     for (std::size_t t = 0; t < dn; ++t) {
       heap_.push(HeapEntry{keys_[t], nb_[t], n});
@@ -634,18 +610,57 @@ class Loop {
     pushes_ += static_cast<std::int64_t>(dn);
   }
 
+  /// The key of the new pair (nb_[t], n).
+  double score(std::int64_t t, Id n, Scratch& scratch) {
+    const auto dn = static_cast<std::int64_t>(nb_.size());
+    const Id m = nb_[t];
+    if constexpr (!kNope) {
+      if (t + kPrefetch < dn) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
+    }
+    if (t + 2 < dn) {
+      // The head of a list two steps ahead (lists are scattered; the hardware prefetcher
+      // follows a list only once it is being read).
+      const auto& ahead = adj_[nb_[t + 2]];
+      const char* p = reinterpret_cast<const char*>(ahead.data());
+      const std::size_t bytes = std::min<std::size_t>(ahead.size() * sizeof(Entry), 512);
+      for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
+    }
+    auto& lm = adj_[m];
+    const auto& ln = adj_[n];
+    std::int64_t inter = 0;
+    float c = 0.0f;
+    if (dense_) {
+      const std::int64_t words = (static_cast<std::int64_t>(next_slot_) + 63) / 64;
+      if constexpr (kNope) {
+        std::uint64_t* both = scratch.common.data();
+        inter = and_into(row(m), row(n), both, words);
+        if (inter > 0) c = common_sum(row(m), row(n), both, lm.data(), ln.data(), words);
+        return nope_key(m, n, c);
+      } else {
+        return star_key(m, n, and_count(row(m), row(n), words));
+      }
+    }
+    common_by_lists(lm, ln, static_cast<std::size_t>(dn),
+                    static_cast<std::size_t>(std::bit_width(lm.size())), scratch, inter, c);
+    if constexpr (kNope) {
+      return nope_key(m, n, c);
+    } else {
+      return star_key(m, n, inter);
+    }
+  }
+
   /// |N(m) ∩ N(n)| (and NOPE's common-neighbour sum c) from the lists: a scan of N(m)
   /// against the marks of N(n), or binary searches of N(n)'s ids in N(m), whichever is cheaper.
   void common_by_lists(std::vector<Entry>& lm, const std::vector<Entry>& ln, std::size_t dn,
-                       std::size_t log_len, std::int64_t& inter, float& c) {
+                       std::size_t log_len, Scratch& scratch, std::int64_t& inter, float& c) {
     const std::size_t len = lm.size();
     if (len <= dn * log_len) {
-      inter = scan_marked(lm);
+      inter = scan_marked(lm, scratch.hits);
       if constexpr (kNope) {
         // The common-neighbour sum in N(m)'s (ascending id) order, as before the compaction.
         const float* mark_dot = mark_dot_.data();
         for (std::int64_t h = 0; h < inter; ++h) {
-          const IdDot& e = lm[hits_[h]];
+          const IdDot& e = lm[scratch.hits[h]];
           const float diff = e.dot - mark_dot[e.id];
           c += diff * diff;
         }
@@ -664,15 +679,15 @@ class Loop {
   /// One pass over N(m) that drops dead entries in place (keeping the order) and counts the
   /// members of N(n) (marked ids); for NOPE it also records their positions in hits_. Branch
   /// free: the marks are unpredictable, the copies are cheap.
-  std::int64_t scan_marked(std::vector<Entry>& lm) {
+  std::int64_t scan_marked(std::vector<Entry>& lm, std::vector<std::uint32_t>& hit_list) {
     const std::uint8_t* state = alive_.data();
     Entry* data = lm.data();
     const std::size_t len = lm.size();
     std::size_t w = 0;
     std::int64_t inter = 0;
     if constexpr (kNope) {
-      if (hits_.size() < len) hits_.resize(len);
-      std::uint32_t* hits = hits_.data();
+      if (hit_list.size() < len) hit_list.resize(len);
+      std::uint32_t* hits = hit_list.data();
       for (std::size_t r = 0; r < len; ++r) {
         const Entry e = data[r];
         const std::uint8_t st = state[e.id];
@@ -749,7 +764,7 @@ class Loop {
       row_of_.assign(static_cast<std::size_t>(2 * n_), 0);
     }
     id_of_slot_.assign(slot_cap_, 0);
-    common_.assign(static_cast<std::size_t>(words), 0);
+    for (Scratch& sc : scratch_) sc.common.assign(static_cast<std::size_t>(words), 0);
     std::uint32_t s = 0;
     for (const Id id : ids) {
       slot_[id] = s;
@@ -821,12 +836,13 @@ class Loop {
   // Dense phase.
   static constexpr std::int64_t kDenseFactor = 1024;
   static constexpr std::int64_t kPrefetch = 6;
+  static constexpr std::int64_t kParallelPairs = 64;
   std::int64_t budget_ = 0;
   bool dense_ = false;
   std::int64_t words_ = 0;
   std::uint32_t next_slot_ = 0, slot_cap_ = 0;
   std::int64_t bitset_builds_ = 0;
-  std::vector<std::uint64_t> bits_, common_;
+  std::vector<std::uint64_t> bits_;
   std::vector<std::uint32_t> slot_, row_of_, id_of_slot_;
   std::int64_t pushes_ = 0;
   // Scratch of one merge.
@@ -834,7 +850,8 @@ class Loop {
   std::vector<std::uint8_t> from_;
   std::vector<float> dot_u_, dot_v_;
   std::vector<double> keys_;
-  std::vector<std::uint32_t> hits_;
+  int threads_ = 1;
+  std::vector<Scratch> scratch_;
 };
 
 }  // namespace

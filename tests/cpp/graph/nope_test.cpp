@@ -352,8 +352,12 @@ TEST(Nope, BitsetPhaseChangesNothingOnAPowerLawGraph) {
   Random rg = random_graph(n, d, pairs, values);
   for (std::size_t i = 0; i < rg.x.size(); ++i) rg.x[i] += static_cast<float>(uniform());
   for (const Variant v : {Variant::Nope, Variant::NopeStar}) {
+    // Lists alone on one thread; bitset rows on two threads (hubs' merges score their new
+    // pairs in parallel).
     NopeOptions lists = opts(v, 0.01), bits = lists;
     lists.bitset_bytes = 0;
+    lists.num_threads = 1;
+    bits.num_threads = 2;
     const auto a = nope(rg.g, lists);
     const auto b = nope(rg.g, bits);
     EXPECT_GT(a.num_merges(), n / 2);
