@@ -836,7 +836,7 @@ class Loop {
   // Dense phase.
   static constexpr std::int64_t kDenseFactor = 1024;
   static constexpr std::int64_t kPrefetch = 6;
-  static constexpr std::int64_t kParallelPairs = 64;
+  static constexpr std::int64_t kParallelPairs = 256;
   std::int64_t budget_ = 0;
   bool dense_ = false;
   std::int64_t words_ = 0;

@@ -347,6 +347,8 @@ TEST(Nope, BitsetPhaseChangesNothingOnAPowerLawGraph) {
     a = static_cast<int>(n * uniform() * uniform());
     b = static_cast<int>(n * uniform() * uniform());
   }
+  // A hub of degree 1000, so that merges have more new pairs than the parallel threshold.
+  for (int i = 1; i <= 1000; ++i) pairs.emplace_back(7, 3 * i);
   std::vector<int> values(997);
   for (auto& v : values) v = static_cast<int>(100 * uniform());
   Random rg = random_graph(n, d, pairs, values);
