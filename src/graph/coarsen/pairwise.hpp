@@ -14,24 +14,39 @@ namespace birkhoff::coarsen::detail {
 /// float32 before it is added (the library is compiled with -ffp-contract=off, so no FMA).
 /// The eight lanes are independent, so the compiler may vectorise them without changing a bit.
 template <class F>
-inline float pairwise_sum(std::int64_t n, const F& f, std::int64_t offset = 0) {
+[[gnu::always_inline]] inline float pairwise_block(std::int64_t n, const F& f,
+                                                   std::int64_t offset) {
   if (n < 8) {
     float res = 0.0f;
     for (std::int64_t i = 0; i < n; ++i) res += f(offset + i);
     return res;
   }
-  if (n <= 128) {
-    float r[8];
-    for (int j = 0; j < 8; ++j) r[j] = f(offset + j);
-    const std::int64_t full = n - (n % 8);
-    std::int64_t i = 8;
-    for (; i < full; i += 8) {
-      for (int j = 0; j < 8; ++j) r[j] += f(offset + i + j);
-    }
-    float res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-    for (; i < n; ++i) res += f(offset + i);
-    return res;
+  float r[8];
+  for (int j = 0; j < 8; ++j) r[j] = f(offset + j);
+  const std::int64_t full = n - (n % 8);
+  std::int64_t i = 8;
+  for (; i < full; i += 8) {
+    for (int j = 0; j < 8; ++j) r[j] += f(offset + i + j);
   }
+  float res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+  for (; i < n; ++i) res += f(offset + i);
+  return res;
+}
+
+template <class F>
+float pairwise_split(std::int64_t n, const F& f, std::int64_t offset);
+
+/// Always inlined, so that a block of up to 128 terms is compiled into the caller (and into its
+/// AVX2 clone); longer sums split through a call.
+template <class F>
+[[gnu::always_inline]] inline float pairwise_sum(std::int64_t n, const F& f,
+                                                 std::int64_t offset = 0) {
+  if (n <= 128) return pairwise_block(n, f, offset);
+  return pairwise_split(n, f, offset);
+}
+
+template <class F>
+float pairwise_split(std::int64_t n, const F& f, std::int64_t offset) {
   std::int64_t n2 = n / 2;
   n2 -= n2 % 8;
   return pairwise_sum(n2, f, offset) + pairwise_sum(n - n2, f, offset + n2);
