@@ -156,3 +156,17 @@ def test_cli_rejects_out_of_range_seeds(tmp_path):
                           str(tmp_path / "seeds.npy")], capture_output=True, text=True)
     assert out.returncode == 2
     assert "seeds" in out.stderr
+
+
+def test_preset_fills_in_only_the_arguments_not_passed():
+    inst = datasets.correlated_wigner(30, 4, 0.9, 0.9, seed=2)
+    args = dict(x1=inst.x1, x2=inst.x2, adjacency1=inst.a, adjacency2=inst.b, seed=1)
+    res = birkhoff.align(**args, preset="douban", max_iter=3, tol=0.0, lambda_edge=0.5)
+    assert res.iterations == 3 and res.objective.shape == (4,)
+    assert res.lambda_edge == 0.5 and res.lambda_feature == 0.8  # 0.8 from the preset
+    res = birkhoff.align(**args, preset="douban", max_iter=2, tol=0.0)
+    assert res.iterations == 2 and (res.lambda_edge, res.lambda_feature) == (0.2, 0.8)
+    res = birkhoff.align(**args, max_iter=2, tol=0.0)
+    assert (res.lambda_edge, res.lambda_feature) == (0.1, 0.9)  # no preset: "gaussian"
+    with pytest.raises(ValueError, match="preset"):
+        birkhoff.align(**args, preset="nope")
