@@ -141,8 +141,10 @@ def align(
     max_iter: int | None = None,
     sinkhorn_sweeps: int | None = None,
     sinkhorn_tol: float = 1e-9,
+    sinkhorn_anderson: int = 10,
     step: float | None = None,
     barzilai_borwein: bool = True,
+    bb_negative_curvature: str = "previous",
     tol: float = 1e-7,
     patience: int = 0,
     init: str | None = None,
@@ -180,6 +182,11 @@ def align(
         max_iter, sinkhorn_sweeps, step: iteration settings (default None: from ``preset``,
             else 400, 80, 1e-4).
         sinkhorn_tol, barzilai_borwein, tol: iteration settings (see docs/align.md).
+        sinkhorn_anderson: Anderson acceleration window of the balancing (0 = plain
+            Sinkhorn-Knopp as the reference; same stopping rule, our addition).
+        bb_negative_curvature: the Barzilai-Borwein step when <S, Y> < 0: "previous" keeps the
+            previous step (our safeguard), "maximum" takes the maximum step 0.5 (the
+            reference code's quirk).
         patience: also stop once the row-wise argmax of Pi has been the same bijection for
             this many iterations (0 = off, the reference's rule only; our addition).
         init: "similarity", "random" (uses ``seed``) or "barycenter" (default None: from
@@ -194,7 +201,8 @@ def align(
 
     Raises:
         ValueError: ids out of range, wrong shapes, NaN/inf weights or features, features in
-            only one graph or with different d, seeds out of range or repeated.
+            only one graph or with different d, seeds out of range or repeated, bad option
+            values (e.g. sinkhorn_anderson < 0, an unknown bb_negative_curvature or init).
         TypeError: wrong dtypes (features must be float32, ids integer).
         KeyboardInterrupt: Ctrl-C during the run.
     """
@@ -220,8 +228,8 @@ def align(
         n1, n2, e1, e2, w1, w2, a1, a2, f1, f2, bool(directed),
         _ids(seeds, "seeds", "(k, 2)"), _ids(truth, "truth", "(t, 2)"),
         float(lambda_edge), float(lambda_feature), float(gamma), rho, r, int(max_iter),
-        int(sinkhorn_sweeps), float(sinkhorn_tol), float(step), bool(barzilai_borwein),
-        float(tol), int(patience), str(init), int(seed), int(top_k), bool(return_soft), int(num_threads),
+        int(sinkhorn_sweeps), float(sinkhorn_tol), int(sinkhorn_anderson), float(step),
+        bool(barzilai_borwein), str(bb_negative_curvature), float(tol), int(patience), str(init), int(seed), int(top_k), bool(return_soft), int(num_threads),
         progress_callback(progress),
     )
     result = Alignment(
