@@ -20,8 +20,8 @@ struct AlignArgs {
   std::string g1_dir, g2_dir, seeds, truth, output, init = "similarity";
   double lambda_edge = 0.1, lambda_feature = 0.9, gamma = 0.1, step = 1e-4, tol = 1e-7;
   double sinkhorn_tol = 1e-9, mle_rho = -1, mle_r = -1;
-  std::int64_t max_iter = 400, sweeps = 80, top_k = 10, patience = 0, anderson = 10;
-  std::string bb_negative = "previous";
+  std::int64_t max_iter = 400, sweeps = 80, top_k = 10, patience = 5, anderson = 10;
+  std::string bb_negative = "maximum";
   std::uint64_t seed = 0;
   int threads = 0;
   bool directed = false, no_bb = false, soft = false, json = false, quiet = false;
@@ -300,8 +300,8 @@ void add_align_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--no-bb", args->no_bb, "fixed step instead of Barzilai-Borwein");
   cmd->add_option("--bb-negative-curvature", args->bb_negative,
-                  "BB step when <S,Y> < 0: previous (keep the last step) or maximum (the "
-                  "reference's 0.5)")
+                  "BB step when <S,Y> < 0: maximum (the reference's 0.5) or previous (keep the "
+                  "last step)")
       ->capture_default_str();
   cmd->add_option("--init", args->init, "similarity, random or barycenter")->capture_default_str();
   cmd->add_option("--seed", args->seed, "random seed of --init random")->capture_default_str();

@@ -144,9 +144,9 @@ def align(
     sinkhorn_anderson: int = 10,
     step: float | None = None,
     barzilai_borwein: bool = True,
-    bb_negative_curvature: str = "previous",
+    bb_negative_curvature: str = "maximum",
     tol: float = 1e-7,
-    patience: int = 0,
+    patience: int = 5,
     init: str | None = None,
     seed: int = 0,
     top_k: int = 10,
@@ -184,11 +184,13 @@ def align(
         sinkhorn_tol, barzilai_borwein, tol: iteration settings (see docs/align.md).
         sinkhorn_anderson: Anderson acceleration window of the balancing (0 = plain
             Sinkhorn-Knopp as the reference; same stopping rule, our addition).
-        bb_negative_curvature: the Barzilai-Borwein step when <S, Y> < 0: "previous" keeps the
-            previous step (our safeguard), "maximum" takes the maximum step 0.5 (the
-            reference code's quirk).
+        bb_negative_curvature: the Barzilai-Borwein step when <S, Y> < 0: "maximum" takes the
+            maximum step 0.5 (the reference code's quirk, default), "previous" keeps the
+            previous step (a safeguard; our addition).
         patience: also stop once the row-wise argmax of Pi has been the same bijection for
-            this many iterations (0 = off, the reference's rule only; our addition).
+            this many iterations (default 5; 0 = off, the reference's rule only; our addition:
+            the BB steps cycle, and without it the last of the 400 iterates at n = 1000 can be
+            a bad one, see docs/align.md).
         init: "similarity", "random" (uses ``seed``) or "barycenter" (default None: from
             ``preset``, else "similarity").
         top_k: candidates per node of G1 in ``topk``.

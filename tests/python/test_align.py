@@ -173,3 +173,26 @@ def test_preset_fills_in_only_the_arguments_not_passed():
     assert (res.lambda_edge, res.lambda_feature) == (0.1, 0.9)  # no preset: "gaussian"
     with pytest.raises(ValueError, match="preset"):
         birkhoff.align(**args, preset="nope")
+
+
+def test_default_stops_on_the_stable_matching_at_n_1000():
+    # The authors' synthetic settings at n = 1000: the matching is exact from iteration 3, but
+    # the BB steps cycle, and the 400th iterate (the old default, patience 0) has overlap 0.70.
+    inst = datasets.correlated_wigner(1000, 16, 0.9, 0.9, seed=1)
+    res = birkhoff.align(x1=inst.x1, x2=inst.x2, adjacency1=inst.a, adjacency2=inst.b,
+                         truth=inst.truth, preset="gaussian")
+    assert res.stable and res.iterations < 50
+    assert res.overlap == 1.0
+
+
+def test_bb_negative_curvature_and_anderson_options():
+    inst = datasets.correlated_wigner(60, 16, 0.9, 0.9, seed=4)
+    args = dict(x1=inst.x1, x2=inst.x2, adjacency1=inst.a, adjacency2=inst.b, truth=inst.truth)
+    for bb in ("maximum", "previous"):
+        for anderson in (0, 10):
+            res = birkhoff.align(**args, bb_negative_curvature=bb, sinkhorn_anderson=anderson)
+            assert res.overlap == 1.0
+    with pytest.raises(ValueError, match="bb_negative_curvature"):
+        birkhoff.align(**args, bb_negative_curvature="min")
+    with pytest.raises(ValueError, match="sinkhorn_anderson"):
+        birkhoff.align(**args, sinkhorn_anderson=-1)

@@ -87,13 +87,16 @@ BalanceReport balance_block(double* block, std::int64_t m, std::int64_t stride,
 #pragma omp atomic write
         finite = false;
       }
+      // Three synchronisations per sweep (this loop's barrier, the one below, the single's):
+      // the parallel work between them is small, and a loaded machine makes each one costly.
       double delta = 0;
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
       for (std::int64_t j = 0; j < m; ++j) {
         double cj = 0;
         for (int q = 0; q < team; ++q) cj += partial[q * m + j];
         c[j] = cj;
         delta = std::max(delta, std::abs(v[j] * cj - 1.0));
+        if (memory > 0) t[j] = -std::log(cj);
       }
       deltas[id] = delta;
 #pragma omp barrier
@@ -109,7 +112,6 @@ BalanceReport balance_block(double* block, std::int64_t m, std::int64_t stride,
           // hard matrix (no total support of the positive pattern) falls back to plain sweeps.
           if (worst > previous) anderson.reset();
           previous = worst;
-          for (std::int64_t j = 0; j < m; ++j) t[j] = -std::log(c[j]);
           anderson.step(g, t);
           bool sane = true;
           for (std::int64_t j = 0; j < m; ++j) sane = sane && std::abs(g[j]) < 700.0;
@@ -117,11 +119,12 @@ BalanceReport balance_block(double* block, std::int64_t m, std::int64_t stride,
             anderson.reset();
             g = t;
           }
+          for (std::int64_t j = 0; j < m; ++j) v[j] = std::exp(g[j]);
+        } else {
+          for (std::int64_t j = 0; j < m; ++j) v[j] = 1.0 / c[j];
         }
       }
       if (stop) break;
-#pragma omp for schedule(static)
-      for (std::int64_t j = 0; j < m; ++j) v[j] = memory > 0 ? std::exp(g[j]) : 1.0 / c[j];
     }
   }
   if (!finite) {
