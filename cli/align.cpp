@@ -20,7 +20,7 @@ struct AlignArgs {
   std::string g1_dir, g2_dir, seeds, truth, output, init = "similarity";
   double lambda_edge = 0.1, lambda_feature = 0.9, gamma = 0.1, step = 1e-4, tol = 1e-7;
   double sinkhorn_tol = 1e-9, mle_rho = -1, mle_r = -1;
-  std::int64_t max_iter = 400, sweeps = 80, top_k = 10, patience = 5, anderson = 10;
+  std::int64_t max_iter = 400, sweeps = 80, top_k = 10, patience = 5, anderson = 20;
   std::string bb_negative = "maximum";
   std::uint64_t seed = 0;
   int threads = 0;

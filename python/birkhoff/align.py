@@ -141,7 +141,7 @@ def align(
     max_iter: int | None = None,
     sinkhorn_sweeps: int | None = None,
     sinkhorn_tol: float = 1e-9,
-    sinkhorn_anderson: int = 10,
+    sinkhorn_anderson: int = 20,
     step: float | None = None,
     barzilai_borwein: bool = True,
     bb_negative_curvature: str = "maximum",

@@ -66,7 +66,7 @@ struct QpAlignOptions {
   /// Anderson acceleration of the balancing: window of past sweeps extrapolated (0 = plain
   /// Sinkhorn-Knopp, as the reference) [O]. Same stopping rule; fewer sweeps on the
   /// ill-conditioned matrices of real graphs (docs/align.md).
-  std::int64_t sinkhorn_anderson = 10;
+  std::int64_t sinkhorn_anderson = 20;
   double step = 1e-4;            ///< alpha0, the first (and non-BB) step
   bool barzilai_borwein = true;  ///< BB long steps <S,S> / <S,Y> clipped to [1e-5, 0.5]
   /// The BB step on negative curvature (docs/align.md: no effect on the results measured).
