@@ -20,7 +20,8 @@ struct AlignArgs {
   std::string g1_dir, g2_dir, seeds, truth, output, init = "similarity";
   double lambda_edge = 0.1, lambda_feature = 0.9, gamma = 0.1, step = 1e-4, tol = 1e-7;
   double sinkhorn_tol = 1e-9, mle_rho = -1, mle_r = -1;
-  std::int64_t max_iter = 400, sweeps = 80, top_k = 10, patience = 0;
+  std::int64_t max_iter = 400, sweeps = 80, top_k = 10, patience = 5, anderson = 20;
+  std::string bb_negative = "maximum";
   std::uint64_t seed = 0;
   int threads = 0;
   bool directed = false, no_bb = false, soft = false, json = false, quiet = false;
@@ -110,6 +111,11 @@ void run_align(const AlignArgs& args) {
   o.max_iter = args.max_iter;
   o.sinkhorn_sweeps = args.sweeps;
   o.sinkhorn_tol = args.sinkhorn_tol;
+  o.sinkhorn_anderson = args.anderson;
+  require(args.bb_negative == "previous" || args.bb_negative == "maximum",
+          "--bb-negative-curvature", "must be previous or maximum; got " + args.bb_negative);
+  o.bb_negative_curvature = args.bb_negative == "previous" ? align::NegativeCurvature::Previous
+                                                           : align::NegativeCurvature::Maximum;
   o.step = args.step;
   o.tol = args.tol;
   o.barzilai_borwein = !args.no_bb;
@@ -284,12 +290,19 @@ void add_align_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--sinkhorn-tol", args->sinkhorn_tol, "row-sum error to stop balancing (0 = K)")
       ->capture_default_str();
+  cmd->add_option("--anderson", args->anderson,
+                  "Anderson acceleration window of the balancing (0 = plain Sinkhorn)")
+      ->capture_default_str();
   cmd->add_option("--step", args->step, "first step alpha0")->capture_default_str();
   cmd->add_option("--tol", args->tol, "relative objective change to stop")->capture_default_str();
   cmd->add_option("--patience", args->patience,
                   "also stop when the argmax bijection is unchanged this many iterations (0 = off)")
       ->capture_default_str();
   cmd->add_flag("--no-bb", args->no_bb, "fixed step instead of Barzilai-Borwein");
+  cmd->add_option("--bb-negative-curvature", args->bb_negative,
+                  "BB step when <S,Y> < 0: maximum (the reference's 0.5) or previous (keep the "
+                  "last step)")
+      ->capture_default_str();
   cmd->add_option("--init", args->init, "similarity, random or barycenter")->capture_default_str();
   cmd->add_option("--seed", args->seed, "random seed of --init random")->capture_default_str();
   cmd->add_option("--top-k", args->top_k, "candidates per node in topk.npy")->capture_default_str();

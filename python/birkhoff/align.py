@@ -134,18 +134,20 @@ def align(
     num_nodes2: int | None = None,
     directed: bool = False,
     preset: str | None = None,
-    lambda_edge: float = 0.1,
-    lambda_feature: float = 0.9,
-    gamma: float = 0.1,
+    lambda_edge: float | None = None,
+    lambda_feature: float | None = None,
+    gamma: float | None = None,
     mle_weights: tuple[float, float] | None = None,
-    max_iter: int = 400,
-    sinkhorn_sweeps: int = 80,
+    max_iter: int | None = None,
+    sinkhorn_sweeps: int | None = None,
     sinkhorn_tol: float = 1e-9,
-    step: float = 1e-4,
+    sinkhorn_anderson: int = 20,
+    step: float | None = None,
     barzilai_borwein: bool = True,
+    bb_negative_curvature: str = "maximum",
     tol: float = 1e-7,
-    patience: int = 0,
-    init: str = "similarity",
+    patience: int = 5,
+    init: str | None = None,
     seed: int = 0,
     top_k: int = 10,
     return_soft: bool = False,
@@ -170,16 +172,27 @@ def align(
         adjacency1, adjacency2: (n, n) dense adjacency instead of an edge list.
         num_nodes1, num_nodes2: node counts (default: rows of x, else the largest id + 1).
         directed: read edges as directed u -> v.
-        preset: "gaussian", "douban" or "acmdblp": the authors' settings (override the
-            hyper-parameter arguments).
-        lambda_edge, lambda_feature, gamma: objective weights (defaults: the authors' synthetic
-            settings).
+        preset: "gaussian", "douban" or "acmdblp": the authors' settings (``PRESETS``). A
+            preset only fills in the arguments of ``PRESETS[preset]`` that the caller left at
+            None; an argument passed explicitly always wins (``preset="douban", max_iter=50``
+            runs 50 iterations). Without a preset, None means the "gaussian" value.
+        lambda_edge, lambda_feature, gamma: objective weights (default None: from ``preset``,
+            else the authors' synthetic settings 0.1, 0.9, 0.1).
         mle_weights: (rho, r) to use the MLE-consistent weights instead (our choice, §4.1).
-        max_iter, sinkhorn_sweeps, sinkhorn_tol, step, barzilai_borwein, tol: iteration
-            settings (see docs/align.md).
+        max_iter, sinkhorn_sweeps, step: iteration settings (default None: from ``preset``,
+            else 400, 80, 1e-4).
+        sinkhorn_tol, barzilai_borwein, tol: iteration settings (see docs/align.md).
+        sinkhorn_anderson: Anderson acceleration window of the balancing (0 = plain
+            Sinkhorn-Knopp as the reference; same stopping rule, our addition).
+        bb_negative_curvature: the Barzilai-Borwein step when <S, Y> < 0: "maximum" takes the
+            maximum step 0.5 (the reference code's quirk, default), "previous" keeps the
+            previous step (a safeguard; our addition).
         patience: also stop once the row-wise argmax of Pi has been the same bijection for
-            this many iterations (0 = off, the reference's rule only; our addition).
-        init: "similarity", "random" (uses ``seed``) or "barycenter".
+            this many iterations (default 5; 0 = off, the reference's rule only; our addition:
+            the BB steps cycle, and without it the last of the 400 iterates at n = 1000 can be
+            a bad one, see docs/align.md).
+        init: "similarity", "random" (uses ``seed``) or "barycenter" (default None: from
+            ``preset``, else "similarity").
         top_k: candidates per node of G1 in ``topk``.
         return_soft: also return the (n1, n2) soft matrix.
         num_threads: OpenMP threads (0 = all cores).
@@ -190,17 +203,21 @@ def align(
 
     Raises:
         ValueError: ids out of range, wrong shapes, NaN/inf weights or features, features in
-            only one graph or with different d, seeds out of range or repeated.
+            only one graph or with different d, seeds out of range or repeated, bad option
+            values (e.g. sinkhorn_anderson < 0, an unknown bb_negative_curvature or init).
         TypeError: wrong dtypes (features must be float32, ids integer).
         KeyboardInterrupt: Ctrl-C during the run.
     """
-    if preset is not None:
-        if preset not in PRESETS:
-            raise ValueError(f"preset: must be one of {sorted(PRESETS)}, got {preset!r}")
-        p = PRESETS[preset]
-        lambda_edge, lambda_feature, gamma = p["lambda_edge"], p["lambda_feature"], p["gamma"]
-        max_iter, sinkhorn_sweeps, step, init = (
-            p["max_iter"], p["sinkhorn_sweeps"], p["step"], p["init"])
+    if preset is not None and preset not in PRESETS:
+        raise ValueError(f"preset: must be one of {sorted(PRESETS)}, got {preset!r}")
+    defaults = PRESETS["gaussian" if preset is None else preset]
+    given = dict(lambda_edge=lambda_edge, lambda_feature=lambda_feature, gamma=gamma,
+                 max_iter=max_iter, sinkhorn_sweeps=sinkhorn_sweeps, step=step, init=init)
+    chosen = {k: defaults[k] if v is None else v for k, v in given.items()}
+    lambda_edge, lambda_feature, gamma = (
+        chosen["lambda_edge"], chosen["lambda_feature"], chosen["gamma"])
+    max_iter, sinkhorn_sweeps, step, init = (
+        chosen["max_iter"], chosen["sinkhorn_sweeps"], chosen["step"], chosen["init"])
     e1 = _ids(edge_index1, "edge_index1", "(2, E)")
     e2 = _ids(edge_index2, "edge_index2", "(2, E)")
     f1, f2 = _features(x1, "x1"), _features(x2, "x2")
@@ -213,8 +230,8 @@ def align(
         n1, n2, e1, e2, w1, w2, a1, a2, f1, f2, bool(directed),
         _ids(seeds, "seeds", "(k, 2)"), _ids(truth, "truth", "(t, 2)"),
         float(lambda_edge), float(lambda_feature), float(gamma), rho, r, int(max_iter),
-        int(sinkhorn_sweeps), float(sinkhorn_tol), float(step), bool(barzilai_borwein),
-        float(tol), int(patience), str(init), int(seed), int(top_k), bool(return_soft), int(num_threads),
+        int(sinkhorn_sweeps), float(sinkhorn_tol), int(sinkhorn_anderson), float(step),
+        bool(barzilai_borwein), str(bb_negative_curvature), float(tol), int(patience), str(init), int(seed), int(top_k), bool(return_soft), int(num_threads),
         progress_callback(progress),
     )
     result = Alignment(

@@ -50,9 +50,13 @@ nb::dict run_qpalign(std::int64_t n1, std::int64_t n2, std::optional<In<std::int
                      std::optional<In<std::int64_t>> seeds, std::optional<In<std::int64_t>> truth,
                      double lambda_edge, double lambda_feature, double gamma, double mle_rho,
                      double mle_r, std::int64_t max_iter, std::int64_t sinkhorn_sweeps,
-                     double sinkhorn_tol, double step, bool barzilai_borwein, double tol,
+                     double sinkhorn_tol, std::int64_t sinkhorn_anderson, double step,
+                     bool barzilai_borwein, const std::string& bb_negative_curvature, double tol,
                      std::int64_t patience, const std::string& init, std::uint64_t seed,
                      std::int64_t top_k, bool return_soft, int num_threads, nb::object progress) {
+  require(bb_negative_curvature == "previous" || bb_negative_curvature == "maximum",
+          "bb_negative_curvature",
+          "must be 'previous' or 'maximum', got '" + bb_negative_curvature + "'");
   require(init == "similarity" || init == "random" || init == "barycenter", "init",
           "must be 'similarity', 'random' or 'barycenter', got '" + init + "'");
   const auto g1 = make_graph(n1, e1, w1, a1, x1, directed, "1");
@@ -66,8 +70,11 @@ nb::dict run_qpalign(std::int64_t n1, std::int64_t n2, std::optional<In<std::int
   o.max_iter = max_iter;
   o.sinkhorn_sweeps = sinkhorn_sweeps;
   o.sinkhorn_tol = sinkhorn_tol;
+  o.sinkhorn_anderson = sinkhorn_anderson;
   o.step = step;
   o.barzilai_borwein = barzilai_borwein;
+  o.bb_negative_curvature = bb_negative_curvature == "previous" ? align::NegativeCurvature::Previous
+                                                                : align::NegativeCurvature::Maximum;
   o.tol = tol;
   o.patience = patience;
   o.init = init == "similarity" ? align::Init::Similarity
@@ -142,10 +149,10 @@ void register_align(nb::module_& m) {
         nb::arg("x1").none(), nb::arg("x2").none(), nb::arg("directed"), nb::arg("seeds").none(),
         nb::arg("truth").none(), nb::arg("lambda_edge"), nb::arg("lambda_feature"),
         nb::arg("gamma"), nb::arg("mle_rho"), nb::arg("mle_r"), nb::arg("max_iter"),
-        nb::arg("sinkhorn_sweeps"), nb::arg("sinkhorn_tol"), nb::arg("step"),
-        nb::arg("barzilai_borwein"), nb::arg("tol"), nb::arg("patience"), nb::arg("init"),
-        nb::arg("seed"), nb::arg("top_k"), nb::arg("return_soft"), nb::arg("num_threads"),
-        nb::arg("progress").none());
+        nb::arg("sinkhorn_sweeps"), nb::arg("sinkhorn_tol"), nb::arg("sinkhorn_anderson"),
+        nb::arg("step"), nb::arg("barzilai_borwein"), nb::arg("bb_negative_curvature"),
+        nb::arg("tol"), nb::arg("patience"), nb::arg("init"), nb::arg("seed"), nb::arg("top_k"),
+        nb::arg("return_soft"), nb::arg("num_threads"), nb::arg("progress").none());
   m.def("align_planted", &planted, nb::arg("model"), nb::arg("n"), nb::arg("d"), nb::arg("rho"),
         nb::arg("r"), nb::arg("p"), nb::arg("seed"), nb::arg("standardize"));
   m.def("align_exact_margin", &align::exact_margin);

@@ -201,6 +201,58 @@ void Operator::right(bool transpose, double alpha, const double* p, double beta,
   }
 }
 
+void Operator::left_row(bool transpose, double alpha, const double* p, std::int64_t i,
+                        double* out_row) const {
+  const std::int64_t n = n_;
+  const Csr& m = csr(transpose);
+  for (std::int64_t k = m.indptr[i]; k < m.indptr[i + 1]; ++k) {
+    const double w = alpha * m.values[k];
+    const double* src = p + static_cast<std::int64_t>(m.indices[k]) * n;
+#pragma omp simd
+    for (std::int64_t j = 0; j < n; ++j) out_row[j] += w * src[j];
+  }
+}
+
+void Operator::right_rows(bool transpose, double alpha, const double* p_rows, std::int64_t count,
+                          double* out_rows) const {
+  // Column j of op(M) is row j of op(M)^T.
+  const Csr& m = csr(!transpose);
+  const std::int64_t n = n_;
+  std::int64_t r = 0;
+  for (; r + 4 <= count; r += 4) {
+    const double* p0 = p_rows + r * n;
+    const double *p1 = p0 + n, *p2 = p1 + n, *p3 = p2 + n;
+    double* o0 = out_rows + r * n;
+    double *o1 = o0 + n, *o2 = o1 + n, *o3 = o2 + n;
+    for (std::int64_t j = 0; j < n; ++j) {
+      double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (std::int64_t q = m.indptr[j]; q < m.indptr[j + 1]; ++q) {
+        const std::int64_t k = m.indices[q];
+        const double w = m.values[q];
+        s0 += p0[k] * w;
+        s1 += p1[k] * w;
+        s2 += p2[k] * w;
+        s3 += p3[k] * w;
+      }
+      o0[j] += alpha * s0;
+      o1[j] += alpha * s1;
+      o2[j] += alpha * s2;
+      o3[j] += alpha * s3;
+    }
+  }
+  for (; r < count; ++r) {
+    const double* p0 = p_rows + r * n;
+    double* o0 = out_rows + r * n;
+    for (std::int64_t j = 0; j < n; ++j) {
+      double s0 = 0;
+      for (std::int64_t q = m.indptr[j]; q < m.indptr[j + 1]; ++q) {
+        s0 += p0[m.indices[q]] * m.values[q];
+      }
+      o0[j] += alpha * s0;
+    }
+  }
+}
+
 std::vector<double> Operator::row_sums() const {
   std::vector<double> s(static_cast<std::size_t>(n_), 0.0);
   for (std::int64_t i = 0; i < n_; ++i) {

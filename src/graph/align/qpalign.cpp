@@ -14,12 +14,11 @@
 #include "birkhoff/core/system.hpp"
 #include "birkhoff/graph/align/generate.hpp"
 #include "birkhoff/graph/graph.hpp"
+#include "graph/align/balance.hpp"
 #include "graph/align/operator.hpp"
 
 namespace birkhoff::align {
 namespace {
-
-constexpr double kFloor = 1e-100;
 
 void check_options(const QpAlignOptions& o) {
   auto finite_nonneg = [](double v, const char* name) {
@@ -35,6 +34,7 @@ void check_options(const QpAlignOptions& o) {
   require(o.sinkhorn_sweeps >= 1, "sinkhorn_sweeps", "must be >= 1");
   require(o.top_k >= 0, "top_k", "must be >= 0");
   require(o.patience >= 0, "patience", "must be >= 0");
+  require(o.sinkhorn_anderson >= 0, "sinkhorn_anderson", "must be >= 0");
   const bool mle = o.mle_rho >= 0.0 || o.mle_r >= 0.0;
   if (mle) {
     require(o.mle_rho >= 0.0 && o.mle_rho < 1.0, "mle_rho", "must be in [0, 1)");
@@ -182,129 +182,119 @@ Problem make_problem(const AlignGraph& g1, const AlignGraph& g2, const QpAlignOp
   return p;
 }
 
-// f(Pi) and, when grad is not null, its gradient; e is an N x N scratch buffer.
-double evaluate(const Problem& p, const double* pi, double* e, double* grad) {
-  const std::int64_t n = p.size;
-  double edge = 0;
-  if (p.lambda_edge > 0) {
+// F(Pi) and, on request, the gradient and the Barzilai-Borwein products of the next step.
+struct Evaluation {
+  double f = 0;
+  double ss = 0,
+         sy = 0;  // <S, S>, <S, Y> over the free block, S = pi - pi_old, Y = grad - grad_old
+};
+
+// f(Pi) and, when grad is not null, its gradient; e is an N x N scratch buffer. With pi_old and
+// grad_old (the previous iterate and its gradient) also the BB products, in the same pass.
+Evaluation evaluate(const Problem& p, const double* pi, double* e, double* grad,
+                    const double* pi_old = nullptr, const double* grad_old = nullptr) {
+  const std::int64_t n = p.size, m = p.free;
+  const bool features = !p.dist.empty() && p.lambda_feature > 0;
+  const bool sparse = !p.a->dense() && !p.b->dense();
+  const bool bb = grad != nullptr && pi_old != nullptr;
+  const double le = p.lambda_edge, lf = p.lambda_feature, gm = p.gamma;
+  double edge = 0, feat = 0, penalty = 0, ss = 0, sy = 0;
+  if (le > 0 && sparse) {
+    // Row i of E = A Pi - Pi B needs rows of Pi only: one fused pass, no scattered writes.
+#pragma omp parallel for schedule(dynamic, 1) num_threads(p.threads) reduction(+ : edge)
+    for (std::int64_t i0 = 0; i0 < n; i0 += 4) {
+      const std::int64_t rows = std::min<std::int64_t>(4, n - i0);
+      double* block = e + i0 * n;
+      std::fill(block, block + rows * n, 0.0);
+      for (std::int64_t i = i0; i < i0 + rows; ++i) p.a->left_row(false, 1.0, pi, i, e + i * n);
+      p.b->right_rows(false, -1.0, pi + i0 * n, rows, block);
+      double sq = 0;
+#pragma omp simd reduction(+ : sq)
+      for (std::int64_t j = 0; j < rows * n; ++j) sq += block[j] * block[j];
+      edge += sq;
+    }
+  } else if (le > 0) {
     p.a->left(false, 1.0, pi, 0.0, e);
     p.b->right(false, -1.0, pi, 1.0, e);
 #pragma omp parallel for schedule(static) num_threads(p.threads) reduction(+ : edge)
     for (std::int64_t i = 0; i < n * n; ++i) edge += e[i] * e[i];
     if (grad != nullptr) {
-      p.a->left(true, 2 * p.lambda_edge, e, 0.0, grad);
-      p.b->right(true, -2 * p.lambda_edge, e, 1.0, grad);
-    }
-  } else if (grad != nullptr) {
-    std::fill(grad, grad + n * n, 0.0);
-  }
-  const bool features = !p.dist.empty() && p.lambda_feature > 0;
-  double feat = 0, penalty = 0;
-#pragma omp parallel for schedule(static) num_threads(p.threads) reduction(+ : feat, penalty)
-  for (std::int64_t i = 0; i < n * n; ++i) {
-    const double x = pi[i];
-    const double dx = features ? p.dist[i] * x : 0.0;
-    feat += dx * x;
-    penalty += x - x * x;
-    if (grad != nullptr) grad[i] += 2 * p.lambda_feature * dx + p.gamma * (1 - 2 * x);
-  }
-  return p.lambda_edge * edge + p.lambda_feature * feat + p.gamma * penalty;
-}
-
-// <a, a> and <a, b> over the free block of two pairs of N x N matrices: S = a1 - a0, Y = b1 - b0.
-std::pair<double, double> bb_products(const Problem& p, const double* a1, const double* a0,
-                                      const double* b1, const double* b0) {
-  double ss = 0, sy = 0;
-  const std::int64_t n = p.size, m = p.free;
-#pragma omp parallel for schedule(static) num_threads(p.threads) reduction(+ : ss, sy)
-  for (std::int64_t i = 0; i < m; ++i) {
-    for (std::int64_t j = 0; j < m; ++j) {
-      const double s = a1[i * n + j] - a0[i * n + j];
-      ss += s * s;
-      sy += s * (b1[i * n + j] - b0[i * n + j]);
+      p.a->left(true, 2 * le, e, 0.0, grad);
+      p.b->right(true, -2 * le, e, 1.0, grad);
     }
   }
-  return {ss, sy};
+  const bool edge_rows = le > 0 && sparse && grad != nullptr;
+  const bool fresh = le == 0 && grad != nullptr;
+  // Per block of 4 rows: the edge gradient (sparse case), then per row the feature and penalty
+  // terms and the BB products.
+#pragma omp parallel for schedule(dynamic, 1) num_threads(p.threads) \
+    reduction(+ : feat, penalty, ss, sy)
+  for (std::int64_t i0 = 0; i0 < n; i0 += 4) {
+    const std::int64_t rows = std::min<std::int64_t>(4, n - i0);
+    if (edge_rows || fresh) std::fill(grad + i0 * n, grad + (i0 + rows) * n, 0.0);
+    if (edge_rows) {
+      for (std::int64_t i = i0; i < i0 + rows; ++i) {
+        p.a->left_row(true, 2 * le, e, i, grad + i * n);
+      }
+      p.b->right_rows(true, -2 * le, e + i0 * n, rows, grad + i0 * n);
+    }
+    for (std::int64_t i = i0; i < i0 + rows; ++i) {
+      const double* x = pi + i * n;
+      double* g = grad == nullptr ? nullptr : grad + i * n;
+      const double* d = features ? p.dist.data() + i * n : nullptr;
+      double fr = 0, pr = 0;
+      if (g != nullptr) {
+        for (std::int64_t j = 0; j < n; ++j) {
+          const double dx = features ? d[j] * x[j] : 0.0;
+          fr += dx * x[j];
+          pr += x[j] - x[j] * x[j];
+          g[j] += 2 * lf * dx + gm * (1 - 2 * x[j]);
+        }
+      } else {
+        for (std::int64_t j = 0; j < n; ++j) {
+          const double dx = features ? d[j] * x[j] : 0.0;
+          fr += dx * x[j];
+          pr += x[j] - x[j] * x[j];
+        }
+      }
+      feat += fr;
+      penalty += pr;
+      if (bb && i < m) {
+        const double* xo = pi_old + i * n;
+        const double* go = grad_old + i * n;
+        double rs = 0, ry = 0;
+        for (std::int64_t j = 0; j < m; ++j) {
+          const double sv = x[j] - xo[j];
+          rs += sv * sv;
+          ry += sv * (g[j] - go[j]);
+        }
+        ss += rs;
+        sy += ry;
+      }
+    }
+  }
+  return {le * edge + lf * feat + gm * penalty, ss, sy};
 }
 
 }  // namespace
 
 BalanceReport balance(MatrixView<double> matrix, std::int64_t max_sweeps, double tol,
-                      int num_threads) {
+                      int num_threads, std::int64_t anderson) {
   const std::int64_t m = matrix.rows;
   require(matrix.cols == m, "matrix", "must be square");
   require(max_sweeps >= 1, "max_sweeps", "must be >= 1");
+  require(anderson >= 0, "anderson", "must be >= 0");
   const int threads = detail::threads_for(m, num_threads);
-  bool finite = true;
-#pragma omp parallel for schedule(static) num_threads(threads) reduction(&& : finite)
-  for (std::int64_t i = 0; i < m; ++i) {
-    double* row = matrix.row(i);
-    for (std::int64_t j = 0; j < m; ++j) {
-      finite = finite && std::isfinite(row[j]);
-      row[j] = std::max(row[j], kFloor);
-    }
-  }
-  require(finite, "matrix", "holds NaN or inf");
-  // Potentials f (rows), g (columns) with Pi = diag(e^f) M diag(e^g), kept as u = e^f, v = e^g:
-  // the kernel of this KL projection is M itself (cost -log M at epsilon = 1), so no entry is
-  // exponentiated, and the floor bounds |f|, |g| by about 240 + log m (no overflow). One fused
-  // pass per sweep: the row sum of row i gives u_i, and the row, still in cache, is added into
-  // the column sums with the new u_i (the same arithmetic as a row sweep then a column sweep).
-  std::vector<double> u(static_cast<std::size_t>(m), 1.0), v(u.size(), 1.0), u_new(u.size());
-  std::vector<double> partial(static_cast<std::size_t>(threads) * u.size());
-  std::vector<double> errors(static_cast<std::size_t>(threads), 0.0);
-  BalanceReport report;
-  bool stop = false;
-#pragma omp parallel num_threads(threads)
-  {
-    const int t = omp_get_thread_num();
-    const int team = omp_get_num_threads();
-    double* acc = partial.data() + static_cast<std::int64_t>(t) * m;
-    for (std::int64_t sweep = 0; sweep < max_sweeps; ++sweep) {
-      std::fill(acc, acc + m, 0.0);
-      double error = 0;
-#pragma omp for schedule(static)
-      for (std::int64_t i = 0; i < m; ++i) {
-        const double* row = matrix.row(i);
-        double sum = 0;
-#pragma omp simd reduction(+ : sum)
-        for (std::int64_t j = 0; j < m; ++j) sum += row[j] * v[j];
-        error = std::max(error, std::abs(u[i] * sum - 1.0));
-        const double ui = 1.0 / sum;
-        u_new[i] = ui;
-#pragma omp simd
-        for (std::int64_t j = 0; j < m; ++j) acc[j] += ui * row[j];
-      }
-      errors[t] = error;
-#pragma omp barrier
-#pragma omp single
-      {
-        const double worst = *std::max_element(errors.begin(), errors.begin() + team);
-        if (sweep > 0) {
-          report.row_error = worst;
-          stop = worst < tol;
-        }
-        if (!stop) {
-          u.swap(u_new);
-          report.sweeps = sweep + 1;
-        }
-      }
-      if (stop) break;
-#pragma omp for schedule(static)
-      for (std::int64_t j = 0; j < m; ++j) {
-        double c = 0;
-        for (int q = 0; q < team; ++q) c += partial[q * m + j];
-        v[j] = 1.0 / c;
-      }
-    }
-  }
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (std::int64_t i = 0; i < m; ++i) {
-    double* row = matrix.row(i);
-    const double ui = u[i];
-#pragma omp simd
-    for (std::int64_t j = 0; j < m; ++j) row[j] *= ui * v[j];
-  }
+  const BalanceReport report =
+      detail::balance_block(matrix.data, m, matrix.stride, max_sweeps, tol, anderson, threads,
+                            [m](std::int64_t, const double* row) {
+                              bool finite = true;
+                              for (std::int64_t j = 0; j < m; ++j) {
+                                finite = finite && std::isfinite(row[j]);
+                              }
+                              return finite;
+                            });
+  require(report.sweeps >= 0, "matrix", "holds NaN or inf");
   return report;
 }
 
@@ -322,7 +312,7 @@ double objective_and_gradient(const AlignGraph& g1, const AlignGraph& g2,
           "expected n * n entries");
   // Internal order equals the original order without seeds and padding.
   std::vector<double> e(pi.size());
-  return evaluate(p, pi.data(), e.data(), gradient.data());
+  return evaluate(p, pi.data(), e.data(), gradient.data()).f;
 }
 
 Alignment qpalign(const AlignGraph& g1, const AlignGraph& g2, const QpAlignOptions& o) {
@@ -371,47 +361,57 @@ Alignment qpalign(const AlignGraph& g1, const AlignGraph& g2, const QpAlignOptio
         }
       }
     }
-    balance({pi.data(), m, m, n}, o.sinkhorn_sweeps, o.sinkhorn_tol, p.threads);
+    balance({pi.data(), m, m, n}, o.sinkhorn_sweeps, o.sinkhorn_tol, p.threads,
+            o.sinkhorn_anderson);
   }
   pi_prev = pi;
   grad_prev.assign(nn, 0.0);
 
-  double f = evaluate(p, pi.data(), e.data(), grad.data());
+  double f = evaluate(p, pi.data(), e.data(), grad.data()).f;
+  double bb_ss = 0, bb_sy = 0;
   out.objective.push_back(f);
   report_progress(o.progress, "qpalign", 0, o.max_iter);
   std::vector<std::int64_t> argmax(static_cast<std::size_t>(m), -1);
   std::vector<char> hit(static_cast<std::size_t>(m));
   std::int64_t unchanged = 0;
+  double last_alpha = o.step;
   for (std::int64_t t = 0; t < o.max_iter && m > 0; ++t) {
     double alpha = o.step;
     if (t > 0 && o.barzilai_borwein) {
-      const auto [ss, sy] =
-          bb_products(p, pi.data(), pi_prev.data(), grad.data(), grad_prev.data());
-      if (std::abs(sy) > 1e-12) alpha = std::clamp(ss / std::max(sy, 1e-12), 1e-5, 0.5);
+      const double ss = bb_ss, sy = bb_sy;
+      if (sy < -1e-12 && o.bb_negative_curvature == NegativeCurvature::Previous) {
+        alpha = last_alpha;
+      } else if (std::abs(sy) > 1e-12) {
+        alpha = std::clamp(ss / std::max(sy, 1e-12), 1e-5, 0.5);
+      }
     }
-    // Step into pi_prev's buffer (Pi_{t-1} is no longer needed), balance, retry on NaN.
+    // Step into pi_prev's buffer (Pi_{t-1} is no longer needed), fused with the first balancing
+    // sweep; retry with a halved step on NaN.
     for (int attempt = 0;; ++attempt) {
-      bool finite = true;
-#pragma omp parallel for schedule(static) num_threads(p.threads) reduction(&& : finite)
-      for (std::int64_t i = 0; i < m; ++i) {
-        for (std::int64_t j = 0; j < m; ++j) {
-          const double x = pi[i * n + j] - alpha * grad[i * n + j];
-          finite = finite && std::isfinite(x);
-          pi_prev[i * n + j] = std::max(x, 0.0);
-        }
-      }
-      if (finite) {
-        balance({pi_prev.data(), m, m, n}, o.sinkhorn_sweeps, o.sinkhorn_tol, p.threads);
-        double check = 0;
-        for (std::int64_t j = 0; j < m; ++j) check += pi_prev[(m - 1) * n + j];
-        if (std::isfinite(check)) break;
-      }
+      const BalanceReport report =
+          detail::balance_block(pi_prev.data(), m, n, o.sinkhorn_sweeps, o.sinkhorn_tol,
+                                o.sinkhorn_anderson, p.threads, [&](std::int64_t i, double* row) {
+                                  const double* x = pi.data() + i * n;
+                                  const double* gr = grad.data() + i * n;
+                                  bool finite = true;
+                                  for (std::int64_t j = 0; j < m; ++j) {
+                                    row[j] = x[j] - alpha * gr[j];
+                                    finite = finite && std::isfinite(row[j]);
+                                  }
+                                  return finite;
+                                });
+      if (report.sweeps >= 0 && std::isfinite(report.row_error)) break;
       require(attempt < 60, "step", "the iteration produced NaN even with tiny steps");
       alpha *= 0.5;
       ++out.nan_restarts;
     }
+    last_alpha = alpha;
     std::swap(pi, pi_prev);
-    const double f_new = evaluate(p, pi.data(), e.data(), grad_prev.data());
+    const Evaluation ev =
+        evaluate(p, pi.data(), e.data(), grad_prev.data(), pi_prev.data(), grad.data());
+    const double f_new = ev.f;
+    bb_ss = ev.ss;
+    bb_sy = ev.sy;
     std::swap(grad, grad_prev);
     out.objective.push_back(f_new);
     out.iterations = t + 1;

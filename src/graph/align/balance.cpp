@@ -1,0 +1,119 @@
+#include "graph/align/balance.hpp"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define BIRKHOFF_AVX2_CLONE [[gnu::target_clones("avx2", "default")]]
+#else
+#define BIRKHOFF_AVX2_CLONE
+#endif
+
+namespace birkhoff::align::detail {
+
+BIRKHOFF_AVX2_CLONE double scale_row(const double* row, const double* v, double* acc,
+                                     std::int64_t m) {
+  // 16 interleaved partial sums (4 independent AVX2 chains): fast, and the same summation
+  // order, hence the same result, in both clones.
+  constexpr std::int64_t kLanes = 16;
+  double part[kLanes] = {};
+  std::int64_t j0 = 0;
+  for (; j0 + kLanes <= m; j0 += kLanes) {
+    for (std::int64_t q = 0; q < kLanes; ++q) part[q] += row[j0 + q] * v[j0 + q];
+  }
+  for (std::int64_t j = j0; j < m; ++j) part[j - j0] += row[j] * v[j];
+  double s = 0;
+  for (const double x : part) s += x;
+  const double ui = 1.0 / s;
+#pragma omp simd
+  for (std::int64_t j = 0; j < m; ++j) acc[j] += ui * row[j];
+  return ui;
+}
+
+Anderson::Anderson(std::int64_t n, std::int64_t memory)
+    : n_(n),
+      memory_(memory),
+      dr_(static_cast<std::size_t>(memory * n)),
+      dt_(dr_.size()),
+      gram_(static_cast<std::size_t>(memory * memory)),
+      last_r_(static_cast<std::size_t>(memory > 0 ? n : 0)),
+      last_t_(last_r_.size()),
+      r_(last_r_.size()) {}
+
+void Anderson::reset() {
+  count_ = 0;
+  head_ = 0;
+  has_last_ = false;
+}
+
+void Anderson::step(std::vector<double>& x, const std::vector<double>& t) {
+  if (memory_ == 0) {
+    x = t;
+    return;
+  }
+  const std::int64_t n = n_;
+  for (std::int64_t j = 0; j < n; ++j) r_[j] = t[j] - x[j];
+  if (has_last_) {
+    // New differences into slot head_, then its row and column of the Gram matrix.
+    double* dr = dr_.data() + head_ * n;
+    double* dt = dt_.data() + head_ * n;
+    for (std::int64_t j = 0; j < n; ++j) {
+      dr[j] = r_[j] - last_r_[j];
+      dt[j] = t[j] - last_t_[j];
+    }
+    count_ = std::min(count_ + 1, memory_);
+    for (std::int64_t q = 0; q < count_; ++q) {
+      const double* other = dr_.data() + q * n;
+      double dot = 0;
+      for (std::int64_t j = 0; j < n; ++j) dot += dr[j] * other[j];
+      gram_[head_ * memory_ + q] = dot;
+      gram_[q * memory_ + head_] = dot;
+    }
+    head_ = (head_ + 1) % memory_;
+  }
+  last_r_ = r_;
+  last_t_ = t;
+  has_last_ = true;
+  if (count_ == 0) {
+    x = t;
+    return;
+  }
+  // gamma = argmin |r - dR gamma|: normal equations (Gram + tiny ridge), Cholesky.
+  const std::int64_t k = count_;
+  std::vector<double> a(static_cast<std::size_t>(k * k)), b(static_cast<std::size_t>(k));
+  double trace = 0;
+  for (std::int64_t p = 0; p < k; ++p) trace += gram_[p * memory_ + p];
+  for (std::int64_t p = 0; p < k; ++p) {
+    for (std::int64_t q = 0; q < k; ++q) a[p * k + q] = gram_[p * memory_ + q];
+    a[p * k + p] += 1e-12 * trace;
+    const double* dr = dr_.data() + p * n;
+    double dot = 0;
+    for (std::int64_t j = 0; j < n; ++j) dot += dr[j] * r_[j];
+    b[p] = dot;
+  }
+  for (std::int64_t p = 0; p < k; ++p) {
+    for (std::int64_t q = 0; q < p; ++q) a[p * k + p] -= a[p * k + q] * a[p * k + q];
+    if (!(a[p * k + p] > 0.0)) {
+      reset();
+      x = t;
+      return;
+    }
+    a[p * k + p] = std::sqrt(a[p * k + p]);
+    for (std::int64_t i = p + 1; i < k; ++i) {
+      for (std::int64_t q = 0; q < p; ++q) a[i * k + p] -= a[i * k + q] * a[p * k + q];
+      a[i * k + p] /= a[p * k + p];
+    }
+  }
+  for (std::int64_t p = 0; p < k; ++p) {
+    for (std::int64_t q = 0; q < p; ++q) b[p] -= a[p * k + q] * b[q];
+    b[p] /= a[p * k + p];
+  }
+  for (std::int64_t p = k - 1; p >= 0; --p) {
+    for (std::int64_t q = p + 1; q < k; ++q) b[p] -= a[q * k + p] * b[q];
+    b[p] /= a[p * k + p];
+  }
+  x = t;
+  for (std::int64_t p = 0; p < k; ++p) {
+    const double* dt = dt_.data() + p * n;
+    for (std::int64_t j = 0; j < n; ++j) x[j] -= b[p] * dt[j];
+  }
+}
+
+}  // namespace birkhoff::align::detail

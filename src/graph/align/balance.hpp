@@ -1,0 +1,155 @@
+// PRIVATE (align): Sinkhorn balancing of a square block, optionally Anderson-accelerated, with
+// the first sweep fused into the pass that writes the matrix (QPAlign's step + clamp).
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "birkhoff/graph/align/qpalign.hpp"
+
+namespace birkhoff::align::detail {
+
+/// Entries of a balanced matrix are at least this (align.md §4.3: no zero lock, no NaN).
+inline constexpr double kFloor = 1e-100;
+
+/// Anderson acceleration (type II, Walker and Ni 2011) of a fixed-point iteration x <- T(x)
+/// on R^n with a window of `memory` differences; memory 0 is the plain iteration.
+class Anderson {
+ public:
+  Anderson(std::int64_t n, std::int64_t memory);
+  /// Given the iterate x and t = T(x), writes the next iterate into x. Falls back to x = t
+  /// (and forgets the window) when the least-squares system is singular.
+  void step(std::vector<double>& x, const std::vector<double>& t);
+  /// Forgets the window (the next step is plain).
+  void reset();
+
+ private:
+  std::int64_t n_, memory_;
+  std::int64_t count_ = 0, head_ = 0;
+  bool has_last_ = false;
+  std::vector<double> dr_, dt_;  // memory x n differences of residuals and of T
+  std::vector<double> gram_;     // memory x memory, <dr_p, dr_q>
+  std::vector<double> last_r_, last_t_, r_;
+};
+
+/// One row of a Sinkhorn sweep: s = <row, v>, then acc += row / s; returns 1 / s.
+double scale_row(const double* row, const double* v, double* acc, std::int64_t m);
+
+/// Sinkhorn-Knopp scaling of the m x m block at `block` (row stride `stride`) to doubly
+/// stochastic, in place. `fill(i, row)` writes row i (m entries, any finite values; entries
+/// below kFloor are raised to kFloor afterwards) and returns false when it produced a
+/// non-finite value; fill runs once per row, in parallel, fused with the first sweep.
+///
+/// Column potentials g (v = e^g) are the iterate: one fused pass per sweep computes the row
+/// sums s = M v, u = 1 / s (rows exact) and the column sums c = M^T u; the columns are then
+/// within delta = max_j |v_j c_j - 1|. The balancing stops once delta <= tol / (1 + tol), or
+/// after max_sweeps passes, and returns diag(u) M diag(1 / c): columns sum to 1 up to rounding
+/// and rows within delta / (1 - delta) <= tol of 1. The next v is 1 / c (plain Sinkhorn) or,
+/// with memory > 0, the Anderson extrapolation of g <- -log c.
+///
+/// Returns sweeps = -1 when fill reported a non-finite value (the block is then unspecified).
+template <class Fill>
+BalanceReport balance_block(double* block, std::int64_t m, std::int64_t stride,
+                            std::int64_t max_sweeps, double tol, std::int64_t memory, int threads,
+                            Fill fill) {
+  std::vector<double> u(static_cast<std::size_t>(m)), v(u.size(), 1.0), c(u.size());
+  std::vector<double> g(u.size(), 0.0), t(u.size());
+  std::vector<double> partial(static_cast<std::size_t>(threads) * u.size());
+  std::vector<double> deltas(static_cast<std::size_t>(threads), 0.0);
+  Anderson anderson(m, memory);
+  const double stop_at = tol / (1.0 + tol);
+  double previous = std::numeric_limits<double>::infinity();
+  BalanceReport report;
+  bool finite = true, stop = false;
+#pragma omp parallel num_threads(threads)
+  {
+    const int id = omp_get_thread_num();
+    const int team = omp_get_num_threads();
+    double* acc = partial.data() + static_cast<std::int64_t>(id) * m;
+    for (std::int64_t sweep = 0; sweep < max_sweeps; ++sweep) {
+      std::fill(acc, acc + m, 0.0);
+      bool ok = true;
+#pragma omp for schedule(static)
+      for (std::int64_t i = 0; i < m; ++i) {
+        double* row = block + i * stride;
+        if (sweep == 0) {
+          ok = fill(i, row) && ok;
+          for (std::int64_t j = 0; j < m; ++j) row[j] = std::max(row[j], kFloor);
+        }
+        u[i] = scale_row(row, v.data(), acc, m);
+      }
+      if (sweep == 0 && !ok) {
+#pragma omp atomic write
+        finite = false;
+      }
+      // Three synchronisations per sweep (this loop's barrier, the one below, the single's):
+      // the parallel work between them is small, and a loaded machine makes each one costly.
+      double delta = 0;
+#pragma omp for schedule(static) nowait
+      for (std::int64_t j = 0; j < m; ++j) {
+        double cj = 0;
+        for (int q = 0; q < team; ++q) cj += partial[q * m + j];
+        c[j] = cj;
+        delta = std::max(delta, std::abs(v[j] * cj - 1.0));
+        if (memory > 0) t[j] = -std::log(cj);
+      }
+      deltas[id] = delta;
+#pragma omp barrier
+#pragma omp single
+      {
+        report.sweeps = sweep + 1;
+        const double worst = *std::max_element(deltas.begin(), deltas.begin() + team);
+        stop = !finite || !(worst > stop_at) || sweep + 1 == max_sweeps;
+        if (stop) {
+          for (std::int64_t j = 0; j < m; ++j) v[j] = 1.0 / c[j];
+        } else if (memory > 0) {
+          // Safeguard: an extrapolation that increased the error restarts the window, so a
+          // hard matrix (no total support of the positive pattern) falls back to plain sweeps.
+          if (worst > previous) anderson.reset();
+          previous = worst;
+          anderson.step(g, t);
+          bool sane = true;
+          for (std::int64_t j = 0; j < m; ++j) sane = sane && std::abs(g[j]) < 700.0;
+          if (!sane) {
+            anderson.reset();
+            g = t;
+          }
+          for (std::int64_t j = 0; j < m; ++j) v[j] = std::exp(g[j]);
+        } else {
+          for (std::int64_t j = 0; j < m; ++j) v[j] = 1.0 / c[j];
+        }
+      }
+      if (stop) break;
+    }
+  }
+  if (!finite) {
+    report.sweeps = -1;
+    return report;
+  }
+  double row_error = 0;
+  bool sums_finite = true;
+#pragma omp parallel for schedule(static) num_threads(threads) \
+    reduction(max : row_error) reduction(&& : sums_finite)
+  for (std::int64_t i = 0; i < m; ++i) {
+    double* row = block + i * stride;
+    const double ui = u[i];
+    double s = 0;
+#pragma omp simd reduction(+ : s)
+    for (std::int64_t j = 0; j < m; ++j) {
+      row[j] *= ui * v[j];
+      s += row[j];
+    }
+    sums_finite = sums_finite && std::isfinite(s);
+    row_error = std::max(row_error, std::abs(s - 1.0));
+  }
+  if (!sums_finite) row_error = std::numeric_limits<double>::quiet_NaN();
+  report.row_error = row_error;
+  return report;
+}
+
+}  // namespace birkhoff::align::detail
