@@ -4,10 +4,14 @@ The native core is C++ (streamed, SIMD, OpenMP); this package gives it the signa
 know from POT, GeomLoss and PyTorch Geometric, with numpy arrays in and out without copies.
 """
 
-from . import datasets
-from .align import Alignment, align
-from .coarsen import Coarsening, coarsen
-from .transport import SamplesLoss, SinkhornResult, sinkhorn, sinkhorn_divergence
+from ._blas import name_openblas_kernels
+
+name_openblas_kernels()
+
+from . import datasets  # noqa: E402 (the native module loads OpenBLAS)
+from .align import Alignment, align  # noqa: E402
+from .coarsen import Coarsening, coarsen  # noqa: E402
+from .transport import SamplesLoss, SinkhornResult, sinkhorn, sinkhorn_divergence  # noqa: E402
 
 __all__ = [
     "Alignment",
