@@ -1,5 +1,6 @@
 """The OpenBLAS kernel choice made before the native module loads (birkhoff._blas)."""
 
+import os
 import pathlib
 
 import pytest
@@ -10,8 +11,6 @@ from birkhoff._blas import name_openblas_kernels
 def test_a_users_choice_is_kept(monkeypatch):
     monkeypatch.setenv("OPENBLAS_CORETYPE", "Zen")
     name_openblas_kernels()
-    import os
-
     assert os.environ["OPENBLAS_CORETYPE"] == "Zen"
 
 
@@ -26,8 +25,6 @@ def test_kernels_follow_the_cpu_flags(monkeypatch):
     )
     monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
     name_openblas_kernels()
-    import os
-
     expected = ("SkylakeX" if "avx512f" in flags
                 else "Haswell" if "avx2" in flags and "fma" in flags else None)
     assert os.environ.get("OPENBLAS_CORETYPE") == expected
