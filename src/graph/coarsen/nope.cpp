@@ -763,13 +763,11 @@ class Loop {
       slot_.assign(static_cast<std::size_t>(2 * n_), 0);
       row_of_.assign(static_cast<std::size_t>(2 * n_), 0);
     }
-    id_of_slot_.assign(slot_cap_, 0);
     for (Scratch& sc : scratch_) sc.common.assign(static_cast<std::size_t>(words), 0);
     std::uint32_t s = 0;
     for (const Id id : ids) {
       slot_[id] = s;
       row_of_[id] = s;
-      id_of_slot_[s] = id;
       ++s;
     }
     for (const Id id : ids) {
@@ -784,14 +782,12 @@ class Loop {
     }
     next_slot_ = s;
     dense_ = true;
-    ++bitset_builds_;
   }
 
   /// After merging u and v into n (u, v dead, nb_ = N(n)): n takes u's row and the next slot.
   void update_bitset(Id u, Id v, Id n) {
     const std::uint32_t su = slot_[u], sv = slot_[v], sn = next_slot_++;
     slot_[n] = sn;
-    id_of_slot_[sn] = n;
     row_of_[n] = row_of_[u];
     std::uint64_t* rn = row(n);
     const std::uint64_t* rv = row(v);
@@ -841,9 +837,8 @@ class Loop {
   bool dense_ = false;
   std::int64_t words_ = 0;
   std::uint32_t next_slot_ = 0, slot_cap_ = 0;
-  std::int64_t bitset_builds_ = 0;
   std::vector<std::uint64_t> bits_;
-  std::vector<std::uint32_t> slot_, row_of_, id_of_slot_;
+  std::vector<std::uint32_t> slot_, row_of_;
   std::int64_t pushes_ = 0;
   // Scratch of one merge.
   std::vector<Id> nb_;
