@@ -57,75 +57,74 @@ template <class Fill>
 BalanceReport balance_block(double* block, std::int64_t m, std::int64_t stride,
                             std::int64_t max_sweeps, double tol, std::int64_t memory, int threads,
                             Fill fill) {
-  std::vector<double> u(static_cast<std::size_t>(m)), v(u.size(), 1.0), c(u.size());
-  std::vector<double> g(u.size(), 0.0), t(u.size());
-  std::vector<double> partial(static_cast<std::size_t>(threads) * u.size());
-  std::vector<double> deltas(static_cast<std::size_t>(threads), 0.0);
-  Anderson anderson(m, memory);
+  std::vector<double> u(static_cast<std::size_t>(m)), v(u.size());
+  // Column partial sums per thread, two sets used by alternate sweeps: a thread that starts
+  // sweep s + 1 writes one set while the others may still be reading the sums of sweep s.
+  std::vector<double> partial(2 * static_cast<std::size_t>(threads) * u.size());
   const double stop_at = tol / (1.0 + tol);
-  double previous = std::numeric_limits<double>::infinity();
   BalanceReport report;
-  bool finite = true, stop = false;
+  bool finite = true;
 #pragma omp parallel num_threads(threads)
   {
     const int id = omp_get_thread_num();
     const int team = omp_get_num_threads();
-    double* acc = partial.data() + static_cast<std::int64_t>(id) * m;
+    // Every thread runs the column update itself, on the same data in the same order, so all
+    // hold identical v (and Anderson windows) and a sweep needs one barrier only.
+    std::vector<double> mine(static_cast<std::size_t>(m), 1.0), c(mine.size());
+    std::vector<double> g(mine.size(), 0.0), t(mine.size());
+    Anderson anderson(m, memory);
+    double previous = std::numeric_limits<double>::infinity();
     for (std::int64_t sweep = 0; sweep < max_sweeps; ++sweep) {
+      double* const sums = partial.data() + (sweep % 2) * team * m;
+      double* const acc = sums + static_cast<std::int64_t>(id) * m;
       std::fill(acc, acc + m, 0.0);
       bool ok = true;
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
       for (std::int64_t i = 0; i < m; ++i) {
         double* row = block + i * stride;
         if (sweep == 0) {
           ok = fill(i, row) && ok;
           for (std::int64_t j = 0; j < m; ++j) row[j] = std::max(row[j], kFloor);
         }
-        u[i] = scale_row(row, v.data(), acc, m);
+        u[i] = scale_row(row, mine.data(), acc, m);
       }
       if (sweep == 0 && !ok) {
 #pragma omp atomic write
         finite = false;
       }
-      // Three synchronisations per sweep (this loop's barrier, the one below, the single's):
-      // the parallel work between them is small, and a loaded machine makes each one costly.
-      double delta = 0;
-#pragma omp for schedule(static) nowait
+#pragma omp barrier
+      bool all_finite;
+#pragma omp atomic read
+      all_finite = finite;
+      double worst = 0;
       for (std::int64_t j = 0; j < m; ++j) {
         double cj = 0;
-        for (int q = 0; q < team; ++q) cj += partial[q * m + j];
+        for (int q = 0; q < team; ++q) cj += sums[q * m + j];
         c[j] = cj;
-        delta = std::max(delta, std::abs(v[j] * cj - 1.0));
+        worst = std::max(worst, std::abs(mine[j] * cj - 1.0));
         if (memory > 0) t[j] = -std::log(cj);
       }
-      deltas[id] = delta;
-#pragma omp barrier
-#pragma omp single
-      {
-        report.sweeps = sweep + 1;
-        const double worst = *std::max_element(deltas.begin(), deltas.begin() + team);
-        stop = !finite || !(worst > stop_at) || sweep + 1 == max_sweeps;
-        if (stop) {
-          for (std::int64_t j = 0; j < m; ++j) v[j] = 1.0 / c[j];
-        } else if (memory > 0) {
-          // Safeguard: an extrapolation that increased the error restarts the window, so a
-          // hard matrix (no total support of the positive pattern) falls back to plain sweeps.
-          if (worst > previous) anderson.reset();
-          previous = worst;
-          anderson.step(g, t);
-          bool sane = true;
-          for (std::int64_t j = 0; j < m; ++j) sane = sane && std::abs(g[j]) < 700.0;
-          if (!sane) {
-            anderson.reset();
-            g = t;
-          }
-          for (std::int64_t j = 0; j < m; ++j) v[j] = std::exp(g[j]);
-        } else {
-          for (std::int64_t j = 0; j < m; ++j) v[j] = 1.0 / c[j];
+      if (id == 0) report.sweeps = sweep + 1;
+      const bool stop = !all_finite || !(worst > stop_at) || sweep + 1 == max_sweeps;
+      if (stop || memory == 0) {
+        for (std::int64_t j = 0; j < m; ++j) mine[j] = 1.0 / c[j];
+      } else {
+        // Safeguard: an extrapolation that increased the error restarts the window, so a
+        // hard matrix (no total support of the positive pattern) falls back to plain sweeps.
+        if (worst > previous) anderson.reset();
+        previous = worst;
+        anderson.step(g, t);
+        bool sane = true;
+        for (std::int64_t j = 0; j < m; ++j) sane = sane && std::abs(g[j]) < 700.0;
+        if (!sane) {
+          anderson.reset();
+          g = t;
         }
+        for (std::int64_t j = 0; j < m; ++j) mine[j] = std::exp(g[j]);
       }
       if (stop) break;
     }
+    if (id == 0) v = mine;
   }
   if (!finite) {
     report.sweeps = -1;
