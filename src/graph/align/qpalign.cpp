@@ -198,10 +198,16 @@ Evaluation evaluate(const Problem& p, const double* pi, double* e, double* grad,
   const bool sparse = !p.a->dense() && !p.b->dense();
   const bool bb = grad != nullptr && pi_old != nullptr;
   const double le = p.lambda_edge, lf = p.lambda_feature, gm = p.gamma;
+  // Sums per block of 4 rows, added up in block order afterwards: the result does not depend
+  // on the number of threads or on which thread ran which block.
+  struct Part {
+    double edge = 0, feat = 0, penalty = 0, ss = 0, sy = 0;
+  };
+  std::vector<Part> part(static_cast<std::size_t>((n + 3) / 4));
   double edge = 0, feat = 0, penalty = 0, ss = 0, sy = 0;
   if (le > 0 && sparse) {
     // Row i of E = A Pi - Pi B needs rows of Pi only: one fused pass, no scattered writes.
-#pragma omp parallel for schedule(dynamic, 1) num_threads(p.threads) reduction(+ : edge)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(p.threads)
     for (std::int64_t i0 = 0; i0 < n; i0 += 4) {
       const std::int64_t rows = std::min<std::int64_t>(4, n - i0);
       double* block = e + i0 * n;
@@ -211,13 +217,20 @@ Evaluation evaluate(const Problem& p, const double* pi, double* e, double* grad,
       double sq = 0;
 #pragma omp simd reduction(+ : sq)
       for (std::int64_t j = 0; j < rows * n; ++j) sq += block[j] * block[j];
-      edge += sq;
+      part[i0 / 4].edge = sq;
     }
   } else if (le > 0) {
     p.a->left(false, 1.0, pi, 0.0, e);
     p.b->right(false, -1.0, pi, 1.0, e);
-#pragma omp parallel for schedule(static) num_threads(p.threads) reduction(+ : edge)
-    for (std::int64_t i = 0; i < n * n; ++i) edge += e[i] * e[i];
+#pragma omp parallel for schedule(static) num_threads(p.threads)
+    for (std::int64_t i0 = 0; i0 < n; i0 += 4) {
+      const double* block = e + i0 * n;
+      const std::int64_t count = std::min<std::int64_t>(4, n - i0) * n;
+      double sq = 0;
+#pragma omp simd reduction(+ : sq)
+      for (std::int64_t j = 0; j < count; ++j) sq += block[j] * block[j];
+      part[i0 / 4].edge = sq;
+    }
     if (grad != nullptr) {
       p.a->left(true, 2 * le, e, 0.0, grad);
       p.b->right(true, -2 * le, e, 1.0, grad);
@@ -227,9 +240,9 @@ Evaluation evaluate(const Problem& p, const double* pi, double* e, double* grad,
   const bool fresh = le == 0 && grad != nullptr;
   // Per block of 4 rows: the edge gradient (sparse case), then per row the feature and penalty
   // terms and the BB products.
-#pragma omp parallel for schedule(dynamic, 1) num_threads(p.threads) \
-    reduction(+ : feat, penalty, ss, sy)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(p.threads)
   for (std::int64_t i0 = 0; i0 < n; i0 += 4) {
+    Part& sums = part[i0 / 4];
     const std::int64_t rows = std::min<std::int64_t>(4, n - i0);
     if (edge_rows || fresh) std::fill(grad + i0 * n, grad + (i0 + rows) * n, 0.0);
     if (edge_rows) {
@@ -257,8 +270,8 @@ Evaluation evaluate(const Problem& p, const double* pi, double* e, double* grad,
           pr += x[j] - x[j] * x[j];
         }
       }
-      feat += fr;
-      penalty += pr;
+      sums.feat += fr;
+      sums.penalty += pr;
       if (bb && i < m) {
         const double* xo = pi_old + i * n;
         const double* go = grad_old + i * n;
@@ -268,10 +281,17 @@ Evaluation evaluate(const Problem& p, const double* pi, double* e, double* grad,
           rs += sv * sv;
           ry += sv * (g[j] - go[j]);
         }
-        ss += rs;
-        sy += ry;
+        sums.ss += rs;
+        sums.sy += ry;
       }
     }
+  }
+  for (const Part& q : part) {
+    edge += q.edge;
+    feat += q.feat;
+    penalty += q.penalty;
+    ss += q.ss;
+    sy += q.sy;
   }
   return {le * edge + lf * feat + gm * penalty, ss, sy};
 }
