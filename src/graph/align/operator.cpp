@@ -4,11 +4,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/core/system.hpp"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define BIRKHOFF_AVX2_CLONE [[gnu::target_clones("avx2", "default")]]
+#else
+#define BIRKHOFF_AVX2_CLONE
+#endif
 
 namespace birkhoff::align::detail {
 namespace {
@@ -202,10 +210,23 @@ void Operator::right(bool transpose, double alpha, const double* p, double beta,
 }
 
 void Operator::left_row(bool transpose, double alpha, const double* p, std::int64_t i,
-                        double* out_row) const {
+                        double* out_row, bool assign) const {
   const std::int64_t n = n_;
   const Csr& m = csr(transpose);
-  for (std::int64_t k = m.indptr[i]; k < m.indptr[i + 1]; ++k) {
+  std::int64_t k = m.indptr[i];
+  if (assign) {
+    if (k == m.indptr[i + 1]) {
+      std::fill(out_row, out_row + n, 0.0);
+      return;
+    }
+    // 0 + x == x: the same values as adding onto a zeroed row.
+    const double w = alpha * m.values[k];
+    const double* src = p + static_cast<std::int64_t>(m.indices[k]) * n;
+#pragma omp simd
+    for (std::int64_t j = 0; j < n; ++j) out_row[j] = w * src[j];
+    ++k;
+  }
+  for (; k < m.indptr[i + 1]; ++k) {
     const double w = alpha * m.values[k];
     const double* src = p + static_cast<std::int64_t>(m.indices[k]) * n;
 #pragma omp simd
@@ -213,31 +234,43 @@ void Operator::left_row(bool transpose, double alpha, const double* p, std::int6
   }
 }
 
+namespace {
+
+// out_r[j] += alpha * sum_q tile[index_q][r] * w_q for r < 4, columns j of a CSR matrix: the
+// four rows interleaved in `tile` (N x 4) make each term one vector load, multiply and add.
+BIRKHOFF_AVX2_CLONE void gather4(const std::int64_t* indptr, const std::int32_t* indices,
+                                 const double* values, std::int64_t n, const double* tile,
+                                 double alpha, double* o0, std::int64_t stride) {
+  using V4 = double __attribute__((vector_size(32)));
+  for (std::int64_t j = 0; j < n; ++j) {
+    V4 s = {0, 0, 0, 0};
+    for (std::int64_t q = indptr[j]; q < indptr[j + 1]; ++q) {
+      V4 t;
+      std::memcpy(&t, tile + static_cast<std::int64_t>(indices[q]) * 4, sizeof t);
+      s += t * values[q];
+    }
+    for (int r = 0; r < 4; ++r) o0[r * stride + j] += alpha * s[r];
+  }
+}
+
+}  // namespace
+
 void Operator::right_rows(bool transpose, double alpha, const double* p_rows, std::int64_t count,
                           double* out_rows) const {
   // Column j of op(M) is row j of op(M)^T.
   const Csr& m = csr(!transpose);
   const std::int64_t n = n_;
   std::int64_t r = 0;
-  for (; r + 4 <= count; r += 4) {
-    const double* p0 = p_rows + r * n;
-    const double *p1 = p0 + n, *p2 = p1 + n, *p3 = p2 + n;
-    double* o0 = out_rows + r * n;
-    double *o1 = o0 + n, *o2 = o1 + n, *o3 = o2 + n;
-    for (std::int64_t j = 0; j < n; ++j) {
-      double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-      for (std::int64_t q = m.indptr[j]; q < m.indptr[j + 1]; ++q) {
-        const std::int64_t k = m.indices[q];
-        const double w = m.values[q];
-        s0 += p0[k] * w;
-        s1 += p1[k] * w;
-        s2 += p2[k] * w;
-        s3 += p3[k] * w;
+  if (count >= 4) {
+    thread_local std::vector<double> tile;
+    tile.resize(static_cast<std::size_t>(4 * n));
+    for (; r + 4 <= count; r += 4) {
+      const double* p0 = p_rows + r * n;
+      for (std::int64_t k = 0; k < n; ++k) {
+        for (int q = 0; q < 4; ++q) tile[k * 4 + q] = p0[q * n + k];
       }
-      o0[j] += alpha * s0;
-      o1[j] += alpha * s1;
-      o2[j] += alpha * s2;
-      o3[j] += alpha * s3;
+      gather4(m.indptr.data(), m.indices.data(), m.values.data(), n, tile.data(), alpha,
+              out_rows + r * n, n);
     }
   }
   for (; r < count; ++r) {

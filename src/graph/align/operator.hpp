@@ -24,12 +24,13 @@ class Operator {
   void left(bool transpose, double alpha, const double* p, double beta, double* out) const;
   /// out = alpha * P op(M) + beta * out.
   void right(bool transpose, double alpha, const double* p, double beta, double* out) const;
-  /// Row form of left() for a sparse matrix: out_row += alpha * (op(M) P)[i, :].
-  void left_row(bool transpose, double alpha, const double* p, std::int64_t i,
-                double* out_row) const;
+  /// Row form of left() for a sparse matrix: out_row += alpha * (op(M) P)[i, :], or with
+  /// `assign` out_row = alpha * (op(M) P)[i, :] (the same values as adding onto zeros).
+  void left_row(bool transpose, double alpha, const double* p, std::int64_t i, double* out_row,
+                bool assign = false) const;
   /// Row form of right() for a sparse matrix on `count` consecutive rows (row stride N):
   /// out_rows += alpha * p_rows op(M), by gathering along the columns of op(M) (no scattered
-  /// writes; four rows share each index load).
+  /// writes; four rows, interleaved in a thread-local tile, share each index load).
   void right_rows(bool transpose, double alpha, const double* p_rows, std::int64_t count,
                   double* out_rows) const;
   /// Weighted out-degrees (row sums), N.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <string>
 
@@ -153,6 +154,55 @@ TEST(QpAlign, GradientMatchesFiniteDifferences) {
                        objective_and_gradient(g1, g2, o, minus, scratch)) /
                       (2 * h);
     EXPECT_NEAR(grad[k], fd, 1e-6 * std::max(1.0, std::abs(fd))) << "entry " << k;
+  }
+}
+
+TEST(QpAlign, GradientMatchesFiniteDifferencesWithIsolatedNodes) {
+  // n = 42, sparse enough for the CSR products (fewer than n^2 / 16 entries): ten blocks of
+  // four rows and two left over; node 3 has no edges in G1 and the gradient buffer starts as
+  // NaN, so every entry must be written.
+  const std::int64_t n = 42;
+  for (const bool directed : {true, false}) {
+    const auto pair = directed_pair(n, 0.03, 33);
+    // Undirected: one weight per pair of nodes, so only the edges u < v are kept.
+    auto keep = [&](const std::vector<std::int64_t>& e, const std::vector<double>& w,
+                    std::int64_t isolated, std::vector<double>& w_out) {
+      const std::size_t count = w.size();
+      std::vector<std::int64_t> src, dst;
+      for (std::size_t k = 0; k < count; ++k) {
+        const std::int64_t u = e[k], v = e[count + k];
+        if (u == isolated || v == isolated || (!directed && u > v)) continue;
+        src.push_back(u);
+        dst.push_back(v);
+        w_out.push_back(w[k]);
+      }
+      src.insert(src.end(), dst.begin(), dst.end());
+      return src;
+    };
+    std::vector<double> w1, w2;
+    const std::vector<std::int64_t> e1 = keep(pair.e1, pair.w1, 3, w1);
+    const std::vector<std::int64_t> e2 = keep(pair.e2, pair.w2, -1, w2);
+    const AlignGraph g1 = edges(n, e1, w1, directed), g2 = edges(n, e2, w2, directed);
+    QpAlignOptions o;
+    o.lambda_edge = 0.6;
+    o.lambda_feature = 0.0;
+    o.gamma = 0.1;
+    Rng rng(8);
+    std::vector<double> pi(n * n), scratch(n * n);
+    std::vector<double> grad(n * n, std::numeric_limits<double>::quiet_NaN());
+    for (auto& v : pi) v = rng.uniform();
+    objective_and_gradient(g1, g2, o, pi, grad);
+    const double h = 1e-6;
+    for (std::int64_t k = 0; k < n * n; ++k) {
+      std::vector<double> plus(pi), minus(pi);
+      plus[k] += h;
+      minus[k] -= h;
+      const double fd = (objective_and_gradient(g1, g2, o, plus, scratch) -
+                         objective_and_gradient(g1, g2, o, minus, scratch)) /
+                        (2 * h);
+      EXPECT_NEAR(grad[k], fd, 1e-6 * std::max(1.0, std::abs(fd)))
+          << "entry " << k << (directed ? " (directed)" : " (undirected)");
+    }
   }
 }
 
