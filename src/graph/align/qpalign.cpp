@@ -189,10 +189,78 @@ struct Evaluation {
          sy = 0;  // <S, S>, <S, Y> over the free block, S = pi - pi_old, Y = grad - grad_old
 };
 
+// Sums of one block of rows in evaluate().
+struct Part {
+  double edge = 0, feat = 0, penalty = 0, ss = 0, sy = 0;
+};
+
+// The feature and penalty terms of rows of Pi (sums, and their gradient when grad is not null),
+// then the BB products over the free block when pi_old is not null. R consecutive rows run side
+// by side (independent chains), each row summed in the order of j and the rows added in order.
+struct RowTerms {
+  const double *pi, *dist;
+  double* grad;
+  const double *pi_old, *grad_old;
+  std::int64_t n, m;
+  double lf, gm;
+
+  template <int R>
+  void rows(std::int64_t i0, Part& sums) const {
+    const double* x[R];
+    const double* d[R];
+    double* g[R];
+    double fr[R], pr[R];
+    for (int r = 0; r < R; ++r) {
+      x[r] = pi + (i0 + r) * n;
+      d[r] = dist == nullptr ? nullptr : dist + (i0 + r) * n;
+      g[r] = grad == nullptr ? nullptr : grad + (i0 + r) * n;
+      fr[r] = 0;
+      pr[r] = 0;
+    }
+    for (std::int64_t j = 0; j < n; ++j) {
+      for (int r = 0; r < R; ++r) {
+        const double xv = x[r][j];
+        const double dx = dist != nullptr ? d[r][j] * xv : 0.0;
+        fr[r] += dx * xv;
+        pr[r] += xv - xv * xv;
+        if (grad != nullptr) g[r][j] += 2 * lf * dx + gm * (1 - 2 * xv);
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      sums.feat += fr[r];
+      sums.penalty += pr[r];
+    }
+    if (pi_old == nullptr || i0 >= m) return;
+    const int live = static_cast<int>(std::min<std::int64_t>(R, m - i0));
+    const double* xo[R];
+    const double* go[R];
+    double rs[R], ry[R];
+    for (int r = 0; r < R; ++r) {
+      xo[r] = pi_old + (i0 + r) * n;
+      go[r] = grad_old + (i0 + r) * n;
+      rs[r] = 0;
+      ry[r] = 0;
+    }
+    for (std::int64_t j = 0; j < m; ++j) {
+      for (int r = 0; r < R; ++r) {
+        const double sv = x[r][j] - xo[r][j];
+        rs[r] += sv * sv;
+        ry[r] += sv * (g[r][j] - go[r][j]);
+      }
+    }
+    for (int r = 0; r < live; ++r) {
+      sums.ss += rs[r];
+      sums.sy += ry[r];
+    }
+  }
+};
+
 // f(Pi) and, when grad is not null, its gradient; e is an N x N scratch buffer. With pi_old and
-// grad_old (the previous iterate and its gradient) also the BB products, in the same pass.
+// grad_old (the previous iterate and its gradient) also the BB products, and with `best` the
+// first column of the largest entry of each free row in the free block, in the same pass.
 Evaluation evaluate(const Problem& p, const double* pi, double* e, double* grad,
-                    const double* pi_old = nullptr, const double* grad_old = nullptr) {
+                    const double* pi_old = nullptr, const double* grad_old = nullptr,
+                    std::int64_t* best = nullptr) {
   const std::int64_t n = p.size, m = p.free;
   const bool features = !p.dist.empty() && p.lambda_feature > 0;
   const bool sparse = !p.a->dense() && !p.b->dense();
@@ -200,9 +268,6 @@ Evaluation evaluate(const Problem& p, const double* pi, double* e, double* grad,
   const double le = p.lambda_edge, lf = p.lambda_feature, gm = p.gamma;
   // Sums per block of 4 rows, added up in block order afterwards: the result does not depend
   // on the number of threads or on which thread ran which block.
-  struct Part {
-    double edge = 0, feat = 0, penalty = 0, ss = 0, sy = 0;
-  };
   std::vector<Part> part(static_cast<std::size_t>((n + 3) / 4));
   double edge = 0, feat = 0, penalty = 0, ss = 0, sy = 0;
   if (le > 0 && sparse) {
@@ -211,8 +276,9 @@ Evaluation evaluate(const Problem& p, const double* pi, double* e, double* grad,
     for (std::int64_t i0 = 0; i0 < n; i0 += 4) {
       const std::int64_t rows = std::min<std::int64_t>(4, n - i0);
       double* block = e + i0 * n;
-      std::fill(block, block + rows * n, 0.0);
-      for (std::int64_t i = i0; i < i0 + rows; ++i) p.a->left_row(false, 1.0, pi, i, e + i * n);
+      for (std::int64_t i = i0; i < i0 + rows; ++i) {
+        p.a->left_row(false, 1.0, pi, i, e + i * n, true);
+      }
       p.b->right_rows(false, -1.0, pi + i0 * n, rows, block);
       double sq = 0;
 #pragma omp simd reduction(+ : sq)
@@ -244,45 +310,25 @@ Evaluation evaluate(const Problem& p, const double* pi, double* e, double* grad,
   for (std::int64_t i0 = 0; i0 < n; i0 += 4) {
     Part& sums = part[i0 / 4];
     const std::int64_t rows = std::min<std::int64_t>(4, n - i0);
-    if (edge_rows || fresh) std::fill(grad + i0 * n, grad + (i0 + rows) * n, 0.0);
+    if (fresh) std::fill(grad + i0 * n, grad + (i0 + rows) * n, 0.0);
     if (edge_rows) {
       for (std::int64_t i = i0; i < i0 + rows; ++i) {
-        p.a->left_row(true, 2 * le, e, i, grad + i * n);
+        p.a->left_row(true, 2 * le, e, i, grad + i * n, true);
       }
       p.b->right_rows(true, -2 * le, e + i0 * n, rows, grad + i0 * n);
     }
-    for (std::int64_t i = i0; i < i0 + rows; ++i) {
-      const double* x = pi + i * n;
-      double* g = grad == nullptr ? nullptr : grad + i * n;
-      const double* d = features ? p.dist.data() + i * n : nullptr;
-      double fr = 0, pr = 0;
-      if (g != nullptr) {
-        for (std::int64_t j = 0; j < n; ++j) {
-          const double dx = features ? d[j] * x[j] : 0.0;
-          fr += dx * x[j];
-          pr += x[j] - x[j] * x[j];
-          g[j] += 2 * lf * dx + gm * (1 - 2 * x[j]);
-        }
-      } else {
-        for (std::int64_t j = 0; j < n; ++j) {
-          const double dx = features ? d[j] * x[j] : 0.0;
-          fr += dx * x[j];
-          pr += x[j] - x[j] * x[j];
-        }
-      }
-      sums.feat += fr;
-      sums.penalty += pr;
-      if (bb && i < m) {
-        const double* xo = pi_old + i * n;
-        const double* go = grad_old + i * n;
-        double rs = 0, ry = 0;
-        for (std::int64_t j = 0; j < m; ++j) {
-          const double sv = x[j] - xo[j];
-          rs += sv * sv;
-          ry += sv * (g[j] - go[j]);
-        }
-        sums.ss += rs;
-        sums.sy += ry;
+    const RowTerms terms{
+        pi, features ? p.dist.data() : nullptr, grad, bb ? pi_old : nullptr, grad_old, n, m, lf,
+        gm};
+    if (rows == 4) {
+      terms.rows<4>(i0, sums);
+    } else {
+      for (std::int64_t i = i0; i < i0 + rows; ++i) terms.rows<1>(i, sums);
+    }
+    if (best != nullptr) {
+      for (std::int64_t i = i0; i < std::min(i0 + rows, m); ++i) {
+        const double* x = pi + i * n;
+        best[i] = std::max_element(x, x + m) - x;
       }
     }
   }
@@ -391,7 +437,7 @@ Alignment qpalign(const AlignGraph& g1, const AlignGraph& g2, const QpAlignOptio
   double bb_ss = 0, bb_sy = 0;
   out.objective.push_back(f);
   report_progress(o.progress, "qpalign", 0, o.max_iter);
-  std::vector<std::int64_t> argmax(static_cast<std::size_t>(m), -1);
+  std::vector<std::int64_t> argmax(static_cast<std::size_t>(m), -1), best(argmax.size());
   std::vector<char> hit(static_cast<std::size_t>(m));
   std::int64_t unchanged = 0;
   double last_alpha = o.step;
@@ -427,8 +473,8 @@ Alignment qpalign(const AlignGraph& g1, const AlignGraph& g2, const QpAlignOptio
     }
     last_alpha = alpha;
     std::swap(pi, pi_prev);
-    const Evaluation ev =
-        evaluate(p, pi.data(), e.data(), grad_prev.data(), pi_prev.data(), grad.data());
+    const Evaluation ev = evaluate(p, pi.data(), e.data(), grad_prev.data(), pi_prev.data(),
+                                   grad.data(), o.patience > 0 ? best.data() : nullptr);
     const double f_new = ev.f;
     bb_ss = ev.ss;
     bb_sy = ev.sy;
@@ -444,8 +490,7 @@ Alignment qpalign(const AlignGraph& g1, const AlignGraph& g2, const QpAlignOptio
       bool bijection = true, same = true;
       std::fill(hit.begin(), hit.end(), 0);
       for (std::int64_t i = 0; i < m; ++i) {
-        const double* row = pi.data() + i * n;
-        const std::int64_t j = std::max_element(row, row + m) - row;
+        const std::int64_t j = best[i];
         same = same && argmax[i] == j;
         argmax[i] = j;
         bijection = bijection && !hit[j];
