@@ -1,7 +1,7 @@
 #include "graph/align/balance.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define BIRKHOFF_AVX2_CLONE [[gnu::target_clones("avx2", "default")]]
+#define BIRKHOFF_AVX2_CLONE [[gnu::target_clones("arch=icelake-server", "avx2", "default")]]
 #else
 #define BIRKHOFF_AVX2_CLONE
 #endif
@@ -43,6 +43,16 @@ void Anderson::reset() {
   has_last_ = false;
 }
 
+std::vector<double> Anderson::dot_rows(const double* x) const {
+  // The count_ sums run side by side (independent chains), each in the order of j.
+  std::vector<double> dots(static_cast<std::size_t>(count_), 0.0);
+  for (std::int64_t j = 0; j < n_; ++j) {
+    const double xj = x[j];
+    for (std::int64_t q = 0; q < count_; ++q) dots[q] += xj * dr_[q * n_ + j];
+  }
+  return dots;
+}
+
 void Anderson::step(std::vector<double>& x, const std::vector<double>& t) {
   if (memory_ == 0) {
     x = t;
@@ -59,12 +69,10 @@ void Anderson::step(std::vector<double>& x, const std::vector<double>& t) {
       dt[j] = t[j] - last_t_[j];
     }
     count_ = std::min(count_ + 1, memory_);
+    const std::vector<double> dots = dot_rows(dr);
     for (std::int64_t q = 0; q < count_; ++q) {
-      const double* other = dr_.data() + q * n;
-      double dot = 0;
-      for (std::int64_t j = 0; j < n; ++j) dot += dr[j] * other[j];
-      gram_[head_ * memory_ + q] = dot;
-      gram_[q * memory_ + head_] = dot;
+      gram_[head_ * memory_ + q] = dots[q];
+      gram_[q * memory_ + head_] = dots[q];
     }
     head_ = (head_ + 1) % memory_;
   }
@@ -77,16 +85,13 @@ void Anderson::step(std::vector<double>& x, const std::vector<double>& t) {
   }
   // gamma = argmin |r - dR gamma|: normal equations (Gram + tiny ridge), Cholesky.
   const std::int64_t k = count_;
-  std::vector<double> a(static_cast<std::size_t>(k * k)), b(static_cast<std::size_t>(k));
+  std::vector<double> a(static_cast<std::size_t>(k * k));
+  std::vector<double> b = dot_rows(r_.data());
   double trace = 0;
   for (std::int64_t p = 0; p < k; ++p) trace += gram_[p * memory_ + p];
   for (std::int64_t p = 0; p < k; ++p) {
     for (std::int64_t q = 0; q < k; ++q) a[p * k + q] = gram_[p * memory_ + q];
     a[p * k + p] += 1e-12 * trace;
-    const double* dr = dr_.data() + p * n;
-    double dot = 0;
-    for (std::int64_t j = 0; j < n; ++j) dot += dr[j] * r_[j];
-    b[p] = dot;
   }
   for (std::int64_t p = 0; p < k; ++p) {
     for (std::int64_t q = 0; q < p; ++q) a[p * k + p] -= a[p * k + q] * a[p * k + q];

@@ -29,6 +29,9 @@ class Anderson {
   void reset();
 
  private:
+  /// <x, dr_q> for the q < count_ stored differences.
+  std::vector<double> dot_rows(const double* x) const;
+
   std::int64_t n_, memory_;
   std::int64_t count_ = 0, head_ = 0;
   bool has_last_ = false;
