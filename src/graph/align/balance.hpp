@@ -42,6 +42,9 @@ class Anderson {
 
 /// One row of a Sinkhorn sweep: s = <row, v>, then acc += row / s; returns 1 / s.
 double scale_row(const double* row, const double* v, double* acc, std::int64_t m);
+/// scale_row on rows row0 + r * stride, r < 4, in order (the same values); u[r] = 1 / s_r.
+void scale_rows4(const double* row0, std::int64_t stride, const double* v, double* acc,
+                 std::int64_t m, double* u);
 
 /// Sinkhorn-Knopp scaling of the m x m block at `block` (row stride `stride`) to doubly
 /// stochastic, in place. `fill(i, row)` writes row i (m entries, any finite values; entries
@@ -82,14 +85,24 @@ BalanceReport balance_block(double* block, std::int64_t m, std::int64_t stride,
       double* const acc = sums + static_cast<std::int64_t>(id) * m;
       std::fill(acc, acc + m, 0.0);
       bool ok = true;
-#pragma omp for schedule(static) nowait
-      for (std::int64_t i = 0; i < m; ++i) {
-        double* row = block + i * stride;
+      // Rows [lo, hi) of this thread, four at a time.
+      const std::int64_t lo = m * id / team, hi = m * (id + 1) / team;
+      for (std::int64_t i0 = lo; i0 < hi; i0 += 4) {
+        const std::int64_t rows = std::min<std::int64_t>(4, hi - i0);
         if (sweep == 0) {
-          ok = fill(i, row) && ok;
-          for (std::int64_t j = 0; j < m; ++j) row[j] = std::max(row[j], kFloor);
+          for (std::int64_t i = i0; i < i0 + rows; ++i) {
+            double* row = block + i * stride;
+            ok = fill(i, row) && ok;
+            for (std::int64_t j = 0; j < m; ++j) row[j] = std::max(row[j], kFloor);
+          }
         }
-        u[i] = scale_row(row, mine.data(), acc, m);
+        if (rows == 4) {
+          scale_rows4(block + i0 * stride, stride, mine.data(), acc, m, u.data() + i0);
+        } else {
+          for (std::int64_t i = i0; i < i0 + rows; ++i) {
+            u[i] = scale_row(block + i * stride, mine.data(), acc, m);
+          }
+        }
       }
       if (sweep == 0 && !ok) {
 #pragma omp atomic write
