@@ -209,28 +209,65 @@ void Operator::right(bool transpose, double alpha, const double* p, double beta,
   }
 }
 
+namespace {
+
+// out[j] = (first ? 0 : out[j]) + w[0] src[0][j] + ... + w[C-1] src[C-1][j], added left to right:
+// the values of C passes of out += w src, in one pass over out.
+template <int C>
+BIRKHOFF_AVX2_CLONE void add_rows(bool first, const double* w, const double* const* src,
+                                  double* out, std::int64_t n) {
+  if (first) {
+#pragma omp simd
+    for (std::int64_t j = 0; j < n; ++j) {
+      double a = w[0] * src[0][j];
+      for (int c = 1; c < C; ++c) a += w[c] * src[c][j];
+      out[j] = a;
+    }
+  } else {
+#pragma omp simd
+    for (std::int64_t j = 0; j < n; ++j) {
+      double a = out[j];
+      for (int c = 0; c < C; ++c) a += w[c] * src[c][j];
+      out[j] = a;
+    }
+  }
+}
+
+}  // namespace
+
 void Operator::left_row(bool transpose, double alpha, const double* p, std::int64_t i,
                         double* out_row, bool assign) const {
   const std::int64_t n = n_;
   const Csr& m = csr(transpose);
-  std::int64_t k = m.indptr[i];
-  if (assign) {
-    if (k == m.indptr[i + 1]) {
-      std::fill(out_row, out_row + n, 0.0);
-      return;
-    }
-    // 0 + x == x: the same values as adding onto a zeroed row.
-    const double w = alpha * m.values[k];
-    const double* src = p + static_cast<std::int64_t>(m.indices[k]) * n;
-#pragma omp simd
-    for (std::int64_t j = 0; j < n; ++j) out_row[j] = w * src[j];
-    ++k;
+  const std::int64_t end = m.indptr[i + 1];
+  if (assign && m.indptr[i] == end) {
+    std::fill(out_row, out_row + n, 0.0);
+    return;
   }
-  for (; k < m.indptr[i + 1]; ++k) {
-    const double w = alpha * m.values[k];
-    const double* src = p + static_cast<std::int64_t>(m.indices[k]) * n;
-#pragma omp simd
-    for (std::int64_t j = 0; j < n; ++j) out_row[j] += w * src[j];
+  // 0 + x == x: assigning the first term gives the values of adding onto a zeroed row.
+  bool first = assign;
+  for (std::int64_t k = m.indptr[i]; k < end;) {
+    const int count = static_cast<int>(std::min<std::int64_t>(4, end - k));
+    double w[4];
+    const double* src[4];
+    for (int c = 0; c < count; ++c, ++k) {
+      w[c] = alpha * m.values[k];
+      src[c] = p + static_cast<std::int64_t>(m.indices[k]) * n;
+    }
+    switch (count) {
+      case 1:
+        add_rows<1>(first, w, src, out_row, n);
+        break;
+      case 2:
+        add_rows<2>(first, w, src, out_row, n);
+        break;
+      case 3:
+        add_rows<3>(first, w, src, out_row, n);
+        break;
+      default:
+        add_rows<4>(first, w, src, out_row, n);
+    }
+    first = false;
   }
 }
 
