@@ -29,6 +29,33 @@ BIRKHOFF_AVX2_CLONE double scale_row(const double* row, const double* v, double*
   return ui;
 }
 
+BIRKHOFF_AVX2_CLONE void step_row(const double* x, const double* grad, double alpha, double* row,
+                                  std::int64_t m) {
+#pragma omp simd
+  for (std::int64_t j = 0; j < m; ++j) row[j] = x[j] - alpha * grad[j];
+}
+
+BIRKHOFF_AVX2_CLONE bool floor_row(double* row, std::int64_t m) {
+  // x * 0 is 0 for finite x and NaN for NaN or inf: one vectorisable sum checks the row.
+  double probe = 0;
+#pragma omp simd reduction(+ : probe)
+  for (std::int64_t j = 0; j < m; ++j) {
+    probe += row[j] * 0.0;
+    row[j] = std::max(row[j], kFloor);
+  }
+  return probe == 0.0;
+}
+
+BIRKHOFF_AVX2_CLONE double scale_columns(double* row, double u, const double* v, std::int64_t m) {
+  double s = 0;
+#pragma omp simd reduction(+ : s)
+  for (std::int64_t j = 0; j < m; ++j) {
+    row[j] *= u * v[j];
+    s += row[j];
+  }
+  return s;
+}
+
 BIRKHOFF_AVX2_CLONE void scale_rows4(const double* row0, std::int64_t stride, const double* v,
                                      double* acc, std::int64_t m, double* u) {
   // scale_row on four rows at once, with the same values: each row's 16 partial sums in the

@@ -42,14 +42,20 @@ class Anderson {
 
 /// One row of a Sinkhorn sweep: s = <row, v>, then acc += row / s; returns 1 / s.
 double scale_row(const double* row, const double* v, double* acc, std::int64_t m);
+/// row = x - alpha * grad (the projected-gradient step of QPAlign, align.md §4.3).
+void step_row(const double* x, const double* grad, double alpha, double* row, std::int64_t m);
+/// Raises entries below kFloor to kFloor; false when the row held a NaN or inf.
+bool floor_row(double* row, std::int64_t m);
+/// row[j] *= u * v[j]; returns the sum of the new row.
+double scale_columns(double* row, double u, const double* v, std::int64_t m);
 /// scale_row on rows row0 + r * stride, r < 4, in order (the same values); u[r] = 1 / s_r.
 void scale_rows4(const double* row0, std::int64_t stride, const double* v, double* acc,
                  std::int64_t m, double* u);
 
 /// Sinkhorn-Knopp scaling of the m x m block at `block` (row stride `stride`) to doubly
-/// stochastic, in place. `fill(i, row)` writes row i (m entries, any finite values; entries
-/// below kFloor are raised to kFloor afterwards) and returns false when it produced a
-/// non-finite value; fill runs once per row, in parallel, fused with the first sweep.
+/// stochastic, in place. `fill(i, row)` writes row i (m entries; entries below kFloor are
+/// raised to kFloor afterwards, a NaN or inf stops the balancing); fill runs once per row, in
+/// parallel, fused with the first sweep.
 ///
 /// Column potentials g (v = e^g) are the iterate: one fused pass per sweep computes the row
 /// sums s = M v, u = 1 / s (rows exact) and the column sums c = M^T u; the columns are then
@@ -92,8 +98,8 @@ BalanceReport balance_block(double* block, std::int64_t m, std::int64_t stride,
         if (sweep == 0) {
           for (std::int64_t i = i0; i < i0 + rows; ++i) {
             double* row = block + i * stride;
-            ok = fill(i, row) && ok;
-            for (std::int64_t j = 0; j < m; ++j) row[j] = std::max(row[j], kFloor);
+            fill(i, row);
+            ok = floor_row(row, m) && ok;
           }
         }
         if (rows == 4) {
@@ -151,14 +157,7 @@ BalanceReport balance_block(double* block, std::int64_t m, std::int64_t stride,
 #pragma omp parallel for schedule(static) num_threads(threads) \
     reduction(max : row_error) reduction(&& : sums_finite)
   for (std::int64_t i = 0; i < m; ++i) {
-    double* row = block + i * stride;
-    const double ui = u[i];
-    double s = 0;
-#pragma omp simd reduction(+ : s)
-    for (std::int64_t j = 0; j < m; ++j) {
-      row[j] *= ui * v[j];
-      s += row[j];
-    }
+    const double s = scale_columns(block + i * stride, u[i], v.data(), m);
     sums_finite = sums_finite && std::isfinite(s);
     row_error = std::max(row_error, std::abs(s - 1.0));
   }

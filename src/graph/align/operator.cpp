@@ -279,10 +279,35 @@ BIRKHOFF_AVX2_CLONE void gather4(const std::int64_t* indptr, const std::int32_t*
                                  const double* values, std::int64_t n, const double* tile,
                                  double alpha, double* o0, std::int64_t stride) {
   using V4 = double __attribute__((vector_size(32)));
-  for (std::int64_t j = 0; j < n; ++j) {
+  V4 t;
+  // Two columns side by side (independent chains), each summed in its own order.
+  std::int64_t j = 0;
+  for (; j + 2 <= n; j += 2) {
+    V4 sa = {0, 0, 0, 0}, sb = {0, 0, 0, 0};
+    std::int64_t qa = indptr[j], qb = indptr[j + 1];
+    const std::int64_t ea = indptr[j + 1], eb = indptr[j + 2];
+    for (; qa < ea && qb < eb; ++qa, ++qb) {
+      std::memcpy(&t, tile + static_cast<std::int64_t>(indices[qa]) * 4, sizeof t);
+      sa += t * values[qa];
+      std::memcpy(&t, tile + static_cast<std::int64_t>(indices[qb]) * 4, sizeof t);
+      sb += t * values[qb];
+    }
+    for (; qa < ea; ++qa) {
+      std::memcpy(&t, tile + static_cast<std::int64_t>(indices[qa]) * 4, sizeof t);
+      sa += t * values[qa];
+    }
+    for (; qb < eb; ++qb) {
+      std::memcpy(&t, tile + static_cast<std::int64_t>(indices[qb]) * 4, sizeof t);
+      sb += t * values[qb];
+    }
+    for (int r = 0; r < 4; ++r) {
+      o0[r * stride + j] += alpha * sa[r];
+      o0[r * stride + j + 1] += alpha * sb[r];
+    }
+  }
+  for (; j < n; ++j) {
     V4 s = {0, 0, 0, 0};
     for (std::int64_t q = indptr[j]; q < indptr[j + 1]; ++q) {
-      V4 t;
       std::memcpy(&t, tile + static_cast<std::int64_t>(indices[q]) * 4, sizeof t);
       s += t * values[q];
     }

@@ -206,6 +206,20 @@ struct RowTerms {
 
   template <int R>
   void rows(std::int64_t i0, Part& sums) const {
+    // The loop body without the terms that are zero here (no features, no gradient, gamma 0).
+    const bool f = dist != nullptr, g = grad != nullptr, p = gm != 0.0;
+    if (f && g && p) return rows<R, true, true, true>(i0, sums);
+    if (f && g) return rows<R, true, true, false>(i0, sums);
+    if (f && p) return rows<R, true, false, true>(i0, sums);
+    if (f) return rows<R, true, false, false>(i0, sums);
+    if (g && p) return rows<R, false, true, true>(i0, sums);
+    if (g) return rows<R, false, true, false>(i0, sums);
+    if (p) return rows<R, false, false, true>(i0, sums);
+    return rows<R, false, false, false>(i0, sums);
+  }
+
+  template <int R, bool kFeatures, bool kGrad, bool kPenalty>
+  void rows(std::int64_t i0, Part& sums) const {
     const double* x[R];
     const double* d[R];
     double* g[R];
@@ -217,20 +231,27 @@ struct RowTerms {
       fr[r] = 0;
       pr[r] = 0;
     }
+    // A term left out is exactly zero: gm * (1 - 2 x) and x * 0 add nothing (up to the sign
+    // of a zero), and gamma * penalty is 0 either way.
     for (std::int64_t j = 0; j < n; ++j) {
       for (int r = 0; r < R; ++r) {
         const double xv = x[r][j];
-        const double dx = dist != nullptr ? d[r][j] * xv : 0.0;
-        fr[r] += dx * xv;
-        pr[r] += xv - xv * xv;
-        if (grad != nullptr) g[r][j] += 2 * lf * dx + gm * (1 - 2 * xv);
+        if constexpr (kFeatures) {
+          const double dx = d[r][j] * xv;
+          fr[r] += dx * xv;
+          if constexpr (kGrad && kPenalty) g[r][j] += 2 * lf * dx + gm * (1 - 2 * xv);
+          if constexpr (kGrad && !kPenalty) g[r][j] += 2 * lf * dx;
+        } else {
+          if constexpr (kGrad && kPenalty) g[r][j] += 2 * lf * 0.0 + gm * (1 - 2 * xv);
+        }
+        if constexpr (kPenalty) pr[r] += xv - xv * xv;
       }
     }
     for (int r = 0; r < R; ++r) {
       sums.feat += fr[r];
       sums.penalty += pr[r];
     }
-    if (pi_old == nullptr || i0 >= m) return;
+    if (!kGrad || pi_old == nullptr || i0 >= m) return;
     const int live = static_cast<int>(std::min<std::int64_t>(R, m - i0));
     const double* xo[R];
     const double* go[R];
@@ -353,13 +374,7 @@ BalanceReport balance(MatrixView<double> matrix, std::int64_t max_sweeps, double
   const int threads = detail::threads_for(m, num_threads);
   const BalanceReport report =
       detail::balance_block(matrix.data, m, matrix.stride, max_sweeps, tol, anderson, threads,
-                            [m](std::int64_t, const double* row) {
-                              bool finite = true;
-                              for (std::int64_t j = 0; j < m; ++j) {
-                                finite = finite && std::isfinite(row[j]);
-                              }
-                              return finite;
-                            });
+                            [](std::int64_t, double*) {});
   require(report.sweeps >= 0, "matrix", "holds NaN or inf");
   return report;
 }
@@ -454,18 +469,11 @@ Alignment qpalign(const AlignGraph& g1, const AlignGraph& g2, const QpAlignOptio
     // Step into pi_prev's buffer (Pi_{t-1} is no longer needed), fused with the first balancing
     // sweep; retry with a halved step on NaN.
     for (int attempt = 0;; ++attempt) {
-      const BalanceReport report =
-          detail::balance_block(pi_prev.data(), m, n, o.sinkhorn_sweeps, o.sinkhorn_tol,
-                                o.sinkhorn_anderson, p.threads, [&](std::int64_t i, double* row) {
-                                  const double* x = pi.data() + i * n;
-                                  const double* gr = grad.data() + i * n;
-                                  bool finite = true;
-                                  for (std::int64_t j = 0; j < m; ++j) {
-                                    row[j] = x[j] - alpha * gr[j];
-                                    finite = finite && std::isfinite(row[j]);
-                                  }
-                                  return finite;
-                                });
+      const BalanceReport report = detail::balance_block(
+          pi_prev.data(), m, n, o.sinkhorn_sweeps, o.sinkhorn_tol, o.sinkhorn_anderson, p.threads,
+          [&](std::int64_t i, double* row) {
+            detail::step_row(pi.data() + i * n, grad.data() + i * n, alpha, row, m);
+          });
       if (report.sweeps >= 0 && std::isfinite(report.row_error)) break;
       require(attempt < 60, "step", "the iteration produced NaN even with tiny steps");
       alpha *= 0.5;
