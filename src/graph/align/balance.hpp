@@ -91,9 +91,12 @@ BalanceReport balance_block(double* block, std::int64_t m, std::int64_t stride,
       double* const acc = sums + static_cast<std::int64_t>(id) * m;
       std::fill(acc, acc + m, 0.0);
       bool ok = true;
-      // Rows [lo, hi) of this thread, four at a time.
+      // Rows [lo, hi) of this thread, four at a time; odd sweeps run backwards, starting
+      // with the rows that the previous sweep left in this core's cache.
       const std::int64_t lo = m * id / team, hi = m * (id + 1) / team;
-      for (std::int64_t i0 = lo; i0 < hi; i0 += 4) {
+      const std::int64_t groups = (hi - lo + 3) / 4;
+      for (std::int64_t k = 0; k < groups; ++k) {
+        const std::int64_t i0 = lo + 4 * (sweep % 2 == 0 ? k : groups - 1 - k);
         const std::int64_t rows = std::min<std::int64_t>(4, hi - i0);
         if (sweep == 0) {
           for (std::int64_t i = i0; i < i0 + rows; ++i) {
