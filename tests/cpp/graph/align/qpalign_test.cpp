@@ -279,6 +279,15 @@ TEST(Balance, AllZeroRowAndColumnStayFinite) {
 TEST(Balance, RejectsNaN) {
   std::vector<double> a = {1.0, std::nan(""), 1.0, 1.0};
   EXPECT_THROW(balance({a.data(), 2, 2}, 10, 0.0), InvalidInput);
+  // -inf too, although the floor would turn it into a valid entry, in any position of a row.
+  for (const double bad : {-std::numeric_limits<double>::infinity(),
+                           std::numeric_limits<double>::infinity(), std::nan("")}) {
+    for (const std::int64_t at : {0, 7, 19 * 20 + 19}) {
+      std::vector<double> b(20 * 20, 1.0);
+      b[at] = bad;
+      EXPECT_THROW(balance({b.data(), 20, 20}, 10, 0.0), InvalidInput) << bad << " at " << at;
+    }
+  }
 }
 
 TEST(QpAlign, PlantedInstanceFarAboveThresholdIsRecoveredExactly) {
