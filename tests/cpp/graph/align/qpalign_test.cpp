@@ -124,6 +124,25 @@ TEST(QpAlign, SeedsAreHonouredExactlyEvenWhenWrong) {
   EXPECT_EQ(std::unique(used.begin(), used.end()), used.end());
 }
 
+// The gradient (written into a buffer that starts as NaN) against central differences of F.
+void expect_gradient_matches_finite_differences(const AlignGraph& g1, const AlignGraph& g2,
+                                                const QpAlignOptions& o,
+                                                const std::vector<double>& pi,
+                                                const std::string& tag) {
+  std::vector<double> grad(pi.size(), std::numeric_limits<double>::quiet_NaN()), scratch(pi.size());
+  objective_and_gradient(g1, g2, o, pi, grad);
+  const double h = 1e-6;
+  for (std::size_t k = 0; k < pi.size(); ++k) {
+    std::vector<double> plus(pi), minus(pi);
+    plus[k] += h;
+    minus[k] -= h;
+    const double fd = (objective_and_gradient(g1, g2, o, plus, scratch) -
+                       objective_and_gradient(g1, g2, o, minus, scratch)) /
+                      (2 * h);
+    EXPECT_NEAR(grad[k], fd, 1e-6 * std::max(1.0, std::abs(fd))) << "entry " << k << tag;
+  }
+}
+
 TEST(QpAlign, GradientMatchesFiniteDifferences) {
   const std::int64_t n = 6, d = 3;
   const auto pair = directed_pair(n, 0.4, 21);
@@ -142,19 +161,9 @@ TEST(QpAlign, GradientMatchesFiniteDifferences) {
   o.lambda_edge = 0.3;
   o.lambda_feature = 0.7;
   o.gamma = 0.2;
-  std::vector<double> pi(n * n), grad(n * n), scratch(n * n);
+  std::vector<double> pi(n * n);
   for (auto& v : pi) v = rng.uniform();
-  objective_and_gradient(g1, g2, o, pi, grad);
-  const double h = 1e-6;
-  for (std::int64_t k = 0; k < n * n; ++k) {
-    std::vector<double> plus(pi), minus(pi);
-    plus[k] += h;
-    minus[k] -= h;
-    const double fd = (objective_and_gradient(g1, g2, o, plus, scratch) -
-                       objective_and_gradient(g1, g2, o, minus, scratch)) /
-                      (2 * h);
-    EXPECT_NEAR(grad[k], fd, 1e-6 * std::max(1.0, std::abs(fd))) << "entry " << k;
-  }
+  expect_gradient_matches_finite_differences(g1, g2, o, pi, "");
 }
 
 TEST(QpAlign, GradientMatchesFiniteDifferencesWithIsolatedNodes) {
@@ -188,21 +197,10 @@ TEST(QpAlign, GradientMatchesFiniteDifferencesWithIsolatedNodes) {
     o.lambda_feature = 0.0;
     o.gamma = 0.1;
     Rng rng(8);
-    std::vector<double> pi(n * n), scratch(n * n);
-    std::vector<double> grad(n * n, std::numeric_limits<double>::quiet_NaN());
+    std::vector<double> pi(n * n);
     for (auto& v : pi) v = rng.uniform();
-    objective_and_gradient(g1, g2, o, pi, grad);
-    const double h = 1e-6;
-    for (std::int64_t k = 0; k < n * n; ++k) {
-      std::vector<double> plus(pi), minus(pi);
-      plus[k] += h;
-      minus[k] -= h;
-      const double fd = (objective_and_gradient(g1, g2, o, plus, scratch) -
-                         objective_and_gradient(g1, g2, o, minus, scratch)) /
-                        (2 * h);
-      EXPECT_NEAR(grad[k], fd, 1e-6 * std::max(1.0, std::abs(fd)))
-          << "entry " << k << (directed ? " (directed)" : " (undirected)");
-    }
+    expect_gradient_matches_finite_differences(g1, g2, o, pi,
+                                               directed ? " (directed)" : " (undirected)");
   }
 }
 
