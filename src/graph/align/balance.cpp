@@ -3,14 +3,14 @@
 #include <cstring>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define BIRKHOFF_AVX2_CLONE [[gnu::target_clones("arch=icelake-server", "avx2", "default")]]
+#define BIRKHOFF_SIMD_CLONE [[gnu::target_clones("arch=icelake-server", "avx2", "default")]]
 #else
-#define BIRKHOFF_AVX2_CLONE
+#define BIRKHOFF_SIMD_CLONE
 #endif
 
 namespace birkhoff::align::detail {
 
-BIRKHOFF_AVX2_CLONE double scale_row(const double* row, const double* v, double* acc,
+BIRKHOFF_SIMD_CLONE double scale_row(const double* row, const double* v, double* acc,
                                      std::int64_t m) {
   // 16 interleaved partial sums (4 independent AVX2 chains): fast, and the same summation
   // order, hence the same result, in both clones.
@@ -29,13 +29,13 @@ BIRKHOFF_AVX2_CLONE double scale_row(const double* row, const double* v, double*
   return ui;
 }
 
-BIRKHOFF_AVX2_CLONE void step_row(const double* x, const double* grad, double alpha, double* row,
+BIRKHOFF_SIMD_CLONE void step_row(const double* x, const double* grad, double alpha, double* row,
                                   std::int64_t m) {
 #pragma omp simd
   for (std::int64_t j = 0; j < m; ++j) row[j] = x[j] - alpha * grad[j];
 }
 
-BIRKHOFF_AVX2_CLONE bool floor_row(double* row, std::int64_t m) {
+BIRKHOFF_SIMD_CLONE bool floor_row(double* row, std::int64_t m) {
   // x * 0 is 0 for finite x and NaN for NaN or inf: one vectorisable sum checks the row.
   double probe = 0;
 #pragma omp simd reduction(+ : probe)
@@ -46,7 +46,7 @@ BIRKHOFF_AVX2_CLONE bool floor_row(double* row, std::int64_t m) {
   return probe == 0.0;
 }
 
-BIRKHOFF_AVX2_CLONE double scale_columns(double* row, double u, const double* v, std::int64_t m) {
+BIRKHOFF_SIMD_CLONE double scale_columns(double* row, double u, const double* v, std::int64_t m) {
   double s = 0;
 #pragma omp simd reduction(+ : s)
   for (std::int64_t j = 0; j < m; ++j) {
@@ -56,7 +56,7 @@ BIRKHOFF_AVX2_CLONE double scale_columns(double* row, double u, const double* v,
   return s;
 }
 
-BIRKHOFF_AVX2_CLONE void scale_rows4(const double* row0, std::int64_t stride, const double* v,
+BIRKHOFF_SIMD_CLONE void scale_rows4(const double* row0, std::int64_t stride, const double* v,
                                      double* acc, std::int64_t m, double* u) {
   // scale_row on four rows at once, with the same values: each row's 16 partial sums in the
   // same lanes and order, and acc[j] gets the four rows' terms one after the other (one load
