@@ -167,7 +167,8 @@ def align(
             ``directed``: each edge may be listed once or in both orientations).
         x1, x2: (n1, d), (n2, d) float32 node features, or None for both.
         seeds: (k, 2) integer known pairs [node of G1, node of G2], fixed during the run.
-        truth: (t, 2) integer true pairs for the metrics.
+        truth: (t, 2) integer true pairs for the metrics; each node at most once per side
+            (ValueError otherwise, as for seeds).
         edge_weight1, edge_weight2: (E,) edge weights (default 1).
         adjacency1, adjacency2: (n, n) dense adjacency instead of an edge list.
         num_nodes1, num_nodes2: node counts (default: rows of x, else the largest id + 1).

@@ -110,9 +110,11 @@ def test_patience_stops_once_the_matching_is_stable():
         (dict(seeds=np.array([[0, 3]])), ValueError, "seeds"),
         (dict(seeds=np.array([[0, 1], [2, 1]])), ValueError, "seeds"),
         (dict(seeds=np.array([[0.0, 1.0]])), TypeError, "seeds"),
+        (dict(truth=np.array([[0, 0], [0, 1]])), ValueError, "truth"),
     ],
     ids=["id_out_of_range", "wrong_shape", "nan_weight", "nan_features", "different_d",
-         "float64_features", "seed_out_of_range", "seed_repeated", "float_seeds"],
+         "float64_features", "seed_out_of_range", "seed_repeated", "float_seeds",
+         "truth_repeated"],
 )
 def test_bad_input_raises_naming_the_argument(kwargs, error, name):
     args = dict(edge_index1=np.array([[0, 1], [1, 2]]), edge_index2=np.array([[0, 1], [1, 2]]),

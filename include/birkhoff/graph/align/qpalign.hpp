@@ -85,7 +85,8 @@ struct QpAlignOptions {
   MatrixView<const std::int64_t> seeds;
   std::int64_t top_k = 10;   ///< candidates per node of G1 in the result (0 = none)
   bool return_soft = false;  ///< also return Pi restricted to real nodes, (n1, n2)
-  /// Ground truth (t, 2) int64 rows [node of G1, node of G2] for the metrics (optional).
+  /// Ground truth (t, 2) int64 rows [node of G1, node of G2] for the metrics (optional); a
+  /// matching, as seeds: a node repeated on either side throws InvalidInput.
   MatrixView<const std::int64_t> truth;
   int num_threads = 0;  ///< OpenMP threads (0 = default); BLAS uses its own setting
   /// Called once per iteration with stage "qpalign" (done = iterations, total = max_iter);

@@ -384,6 +384,14 @@ TEST(QpAlign, RejectsBadInputNamingTheArgument) {
   const std::vector<std::int64_t> three_cols = {0, 1, 2};
   o.seeds = {three_cols.data(), 1, 3};
   expect_error([&] { qpalign(good, good, o); }, "seeds");
+  // A truth that is not a matching would give metrics over a meaningless pair set.
+  o.seeds = {};
+  const std::vector<std::int64_t> same_g1 = {0, 0, 0, 1}, same_g2 = {0, 2, 1, 2};
+  o.truth = {same_g1.data(), 2, 2};
+  expect_error([&] { qpalign(good, good, o); }, "truth");
+  o.truth = {same_g2.data(), 2, 2};
+  expect_error([&] { qpalign(good, good, o); }, "truth");
+  o.truth = {};
   QpAlignOptions bad_step;
   bad_step.step = -1;
   expect_error([&] { qpalign(good, good, bad_step); }, "step");
