@@ -234,6 +234,9 @@ void write_graph(const std::string& dir, std::int64_t n, std::int64_t d,
 }
 
 void run_generate(const GenerateArgs& args) {
+  // OUT_DIR without its trailing slashes, so that the printed paths read dir/g1, not dir//g1.
+  std::string dir = args.output;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   require(args.model == "wigner" || args.model == "er", "MODEL",
           "must be wigner or er; got " + args.model);
   const auto inst = args.model == "wigner"
@@ -241,21 +244,21 @@ void run_generate(const GenerateArgs& args) {
                                                    !args.raw_features)
                         : align::correlated_erdos_renyi(args.n, args.d, args.rho, args.r, args.p,
                                                         args.seed, !args.raw_features);
-  write_graph(args.output + "/g1", inst.n, inst.d, inst.a, inst.x1, args.model == "er", args.dense);
-  write_graph(args.output + "/g2", inst.n, inst.d, inst.b, inst.x2, args.model == "er", args.dense);
+  write_graph(dir + "/g1", inst.n, inst.d, inst.a, inst.x1, args.model == "er", args.dense);
+  write_graph(dir + "/g2", inst.n, inst.d, inst.b, inst.x2, args.model == "er", args.dense);
   std::vector<std::int64_t> truth;
   for (std::int64_t i = 0; i < inst.n; ++i) {
     truth.push_back(i);
     truth.push_back(inst.perm[i]);
   }
   const std::vector<std::int64_t> s_perm = {inst.n}, s_truth = {inst.n, 2};
-  io::write_npy(args.output + "/perm.npy", std::span<const std::int64_t>(s_perm), inst.perm.data());
-  io::write_npy(args.output + "/truth.npy", std::span<const std::int64_t>(s_truth), truth.data());
+  io::write_npy(dir + "/perm.npy", std::span<const std::int64_t>(s_perm), inst.perm.data());
+  io::write_npy(dir + "/truth.npy", std::span<const std::int64_t>(s_truth), truth.data());
   std::printf(
       "%s: n = %lld, d = %lld, rho = %g, r = %g, seed = %llu -> %s/{g1,g2,perm.npy,"
       "truth.npy}; exact margin %.2f (conjectured, align.md §3.2)\n",
       args.model.c_str(), static_cast<long long>(inst.n), static_cast<long long>(inst.d), args.rho,
-      args.r, static_cast<unsigned long long>(args.seed), args.output.c_str(),
+      args.r, static_cast<unsigned long long>(args.seed), dir.c_str(),
       align::exact_margin(inst.n, inst.d, args.rho, args.r));
 }
 
