@@ -96,6 +96,36 @@ io::NpyArray load_pairs(const std::string& path, const std::string& what) {
   return a;
 }
 
+// qpalign() names its options as in C++ and Python; the CLI's flags for them.
+align::Alignment qpalign_naming_flags(const align::AlignGraph& g1, const align::AlignGraph& g2,
+                                      const align::QpAlignOptions& o) {
+  static const std::pair<const char*, const char*> kFlags[] = {
+      {"lambda_edge", "--lambda-edge"},
+      {"lambda_feature", "--lambda-feature"},
+      {"gamma", "--gamma"},
+      {"mle_rho", "--mle-rho"},
+      {"mle_r", "--mle-r"},
+      {"max_iter", "--iters"},
+      {"sinkhorn_sweeps", "--sweeps"},
+      {"sinkhorn_tol", "--sinkhorn-tol"},
+      {"sinkhorn_anderson", "--anderson"},
+      {"step", "--step"},
+      {"tol", "--tol"},
+      {"top_k", "--top-k"},
+      {"patience", "--patience"}};
+  try {
+    return align::qpalign(g1, g2, o);
+  } catch (const InvalidInput& e) {
+    const std::string what = e.what();
+    for (const auto& [option, flag] : kFlags) {
+      const std::string prefix = std::string(option) + ": ";
+      if (what.rfind(prefix, 0) == 0)
+        throw InvalidInput(flag + (": " + what.substr(prefix.size())));
+    }
+    throw;
+  }
+}
+
 void run_align(const AlignArgs& args) {
   align::QpAlignOptions o;
   require(args.init == "similarity" || args.init == "random" || args.init == "barycenter", "--init",
@@ -138,7 +168,7 @@ void run_align(const AlignArgs& args) {
   ProgressBar bar(args.quiet || args.json);
   o.progress = bar.callback();
   const auto start = std::chrono::steady_clock::now();
-  const auto r = align::qpalign(g1.graph, g2.graph, o);
+  const auto r = qpalign_naming_flags(g1.graph, g2.graph, o);
   const double seconds = seconds_since(start);
 
   if (!args.output.empty()) {

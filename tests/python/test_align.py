@@ -163,6 +163,18 @@ def test_cli_rejects_out_of_range_seeds(tmp_path):
     assert "seeds" in out.stderr
 
 
+@pytest.mark.skipif(_CLI is None, reason="the birkhoff command is not on PATH")
+@pytest.mark.parametrize("flag, value", [("--iters", "-1"), ("--sweeps", "0"), ("--step", "-1"),
+                                         ("--top-k", "-2"), ("--lambda-edge", "-1")])
+def test_cli_bad_option_names_the_flag(tmp_path, flag, value):
+    subprocess.run([_CLI, "generate", "wigner", str(tmp_path), "--n", "10", "--d", "2"],
+                   check=True, capture_output=True)
+    out = subprocess.run([_CLI, "align", str(tmp_path / "g1"), str(tmp_path / "g2"), flag, value],
+                         capture_output=True, text=True)
+    assert out.returncode == 2
+    assert f"error: {flag}:" in out.stderr
+
+
 def test_preset_fills_in_only_the_arguments_not_passed():
     inst = datasets.correlated_wigner(30, 4, 0.9, 0.9, seed=2)
     args = dict(x1=inst.x1, x2=inst.x2, adjacency1=inst.a, adjacency2=inst.b, seed=1)
