@@ -107,6 +107,8 @@ Anderson::Anderson(std::int64_t n, std::int64_t memory)
       dr_(static_cast<std::size_t>(memory * n)),
       dt_(dr_.size()),
       gram_(static_cast<std::size_t>(memory * memory)),
+      chol_(gram_.size()),
+      dots_(static_cast<std::size_t>(memory)),
       last_r_(static_cast<std::size_t>(memory > 0 ? n : 0)),
       last_t_(last_r_.size()),
       r_(last_r_.size()) {}
@@ -117,14 +119,13 @@ void Anderson::reset() {
   has_last_ = false;
 }
 
-std::vector<double> Anderson::dot_rows(const double* x) const {
+void Anderson::dot_rows(const double* x) {
   // The count_ sums run side by side (independent chains), each in the order of j.
-  std::vector<double> dots(static_cast<std::size_t>(count_), 0.0);
+  std::fill(dots_.begin(), dots_.begin() + count_, 0.0);
   for (std::int64_t j = 0; j < n_; ++j) {
     const double xj = x[j];
-    for (std::int64_t q = 0; q < count_; ++q) dots[q] += xj * dr_[q * n_ + j];
+    for (std::int64_t q = 0; q < count_; ++q) dots_[q] += xj * dr_[q * n_ + j];
   }
-  return dots;
 }
 
 void Anderson::step(std::vector<double>& x, const std::vector<double>& t) {
@@ -143,10 +144,10 @@ void Anderson::step(std::vector<double>& x, const std::vector<double>& t) {
       dt[j] = t[j] - last_t_[j];
     }
     count_ = std::min(count_ + 1, memory_);
-    const std::vector<double> dots = dot_rows(dr);
+    dot_rows(dr);
     for (std::int64_t q = 0; q < count_; ++q) {
-      gram_[head_ * memory_ + q] = dots[q];
-      gram_[q * memory_ + head_] = dots[q];
+      gram_[head_ * memory_ + q] = dots_[q];
+      gram_[q * memory_ + head_] = dots_[q];
     }
     head_ = (head_ + 1) % memory_;
   }
@@ -159,8 +160,9 @@ void Anderson::step(std::vector<double>& x, const std::vector<double>& t) {
   }
   // gamma = argmin |r - dR gamma|: normal equations (Gram + tiny ridge), Cholesky.
   const std::int64_t k = count_;
-  std::vector<double> a(static_cast<std::size_t>(k * k));
-  std::vector<double> b = dot_rows(r_.data());
+  double* const a = chol_.data();  // k x k
+  dot_rows(r_.data());
+  double* const b = dots_.data();
   double trace = 0;
   for (std::int64_t p = 0; p < k; ++p) trace += gram_[p * memory_ + p];
   for (std::int64_t p = 0; p < k; ++p) {

@@ -29,14 +29,16 @@ class Anderson {
   void reset();
 
  private:
-  /// <x, dr_q> for the q < count_ stored differences.
-  std::vector<double> dot_rows(const double* x) const;
+  /// dots_[q] = <x, dr_q> for the q < count_ stored differences.
+  void dot_rows(const double* x);
 
   std::int64_t n_, memory_;
   std::int64_t count_ = 0, head_ = 0;
   bool has_last_ = false;
   std::vector<double> dr_, dt_;  // memory x n differences of residuals and of T
   std::vector<double> gram_;     // memory x memory, <dr_p, dr_q>
+  std::vector<double> chol_;     // its Cholesky factor (k x k of it used), scratch
+  std::vector<double> dots_;     // memory, dot_rows() output and the solve's right-hand side
   std::vector<double> last_r_, last_t_, r_;
 };
 
