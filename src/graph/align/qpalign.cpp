@@ -248,7 +248,7 @@ struct RowTerms {
           if constexpr (kGrad && kPenalty) g[r][j] += 2 * lf * dx + gm * (1 - 2 * xv);
           if constexpr (kGrad && !kPenalty) g[r][j] += 2 * lf * dx;
         } else {
-          if constexpr (kGrad && kPenalty) g[r][j] += 2 * lf * 0.0 + gm * (1 - 2 * xv);
+          if constexpr (kGrad && kPenalty) g[r][j] += gm * (1 - 2 * xv);
         }
         if constexpr (kPenalty) pr[r] += xv - xv * xv;
       }
