@@ -34,7 +34,7 @@ void run(const CoarsenArgs& args) {
   require(args.key_precision == "numpy1" || args.key_precision == "numpy2", "--key-precision",
           "must be numpy1 or numpy2");
   const io::NpyArray x = load(args.graph_dir + "/features.npy", "features.npy");
-  const io::NpyArray e = load(args.graph_dir + "/edge_index.npy", "edge_index.npy");
+  io::NpyArray e = load(args.graph_dir + "/edge_index.npy", "edge_index.npy");
   require(x.shape.size() == 2, "features.npy", "expected shape (N, D)");
   require(e.shape.size() == 2 && e.shape[0] == 2, "edge_index.npy", "expected shape (2, E)");
   const auto xs = x.as<float>("features.npy");
@@ -43,6 +43,8 @@ void run(const CoarsenArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   const auto graph = graph::from_edge_index({es.data(), 2, e.shape[1]},
                                             {xs.data(), x.shape[0], x.shape[1]}, args.threads);
+  // The graph holds its own adjacency: the edge list is not read again.
+  std::vector<std::byte>().swap(e.bytes);
   coarsen::NopeOptions o;
   o.variant = args.method == "nope" ? coarsen::Variant::Nope : coarsen::Variant::NopeStar;
   o.ratio = args.ratio;
