@@ -313,6 +313,7 @@ inline void release_free_memory() {
 struct Scratch {
   std::vector<std::uint32_t> hits;    // positions of the common neighbours in N(m)
   std::vector<std::uint64_t> common;  // AND of two bitset rows
+  std::vector<std::uint32_t> count;   // NOPE*: this thread's share of |N(m) ∩ N(n)| per pair
 };
 
 template <bool kNope>
@@ -344,6 +345,8 @@ class Loop {
     if constexpr (kNope) {
       sigma_.assign(static_cast<std::size_t>(ids), 0.0f);
       mark_dot_.assign(static_cast<std::size_t>(ids), 0.0f);
+    } else {
+      mark_pos_.assign(static_cast<std::size_t>(ids), 0);
     }
     initialise();
 
@@ -571,6 +574,7 @@ class Loop {
       for (std::size_t t = 0; t < dn; ++t) {
         ln[t] = nb_[t];
         alive_[nb_[t]] = kMarked;
+        mark_pos_[nb_[t]] = static_cast<std::uint32_t>(t);
       }
     }
     deg_[n] = static_cast<std::int64_t>(dn);
@@ -579,8 +583,9 @@ class Loop {
 
     // Replace u and v by n in every N(m) (lazily: n is appended, dead entries stay until the
     // list is compacted; NOPE's lists in the dense phase are kept exact) and update the live
-    // degrees.
-    for (std::size_t t = 0; t < dn; ++t) {
+    // degrees. NOPE* outside the dense phase does this while it scores the pairs.
+    const bool star_lists = !kNope && !dense_;
+    for (std::size_t t = 0; t < dn && !star_lists; ++t) {
       const Id m = nb_[t];
       auto& lm = adj_[m];
       const std::uint8_t f = from_[t];
@@ -604,26 +609,122 @@ class Loop {
     // The pairs are independent (each reads the shared state and edits only its own N(m)), so
     // a large batch is split over the threads; every key is computed the same way either way.
     const int team = dn_signed >= kParallelPairs ? threads_ : 1;
+    if constexpr (!kNope) {
+      if (star_lists) score_star_by_lists(n, team);
+    }
+    if (!star_lists) {
 #pragma omp parallel num_threads(team) if (team > 1)
-    {
-      Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
+      {
+        Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 16)
-      for (std::int64_t t = 0; t < dn_signed; ++t) keys_[t] = score(t, n, scratch);
+        for (std::int64_t t = 0; t < dn_signed; ++t) keys_[t] = score(t, n, scratch);
+      }
     }
     for (std::size_t t = 0; t < dn; ++t) {
-      heap_.push(HeapEntry{keys_[t], nb_[t], n});
-      alive_[nb_[t]] = 1;
+      const Id m = nb_[t];
+      if constexpr (!kNope) {
+        if (star_lists) {
+          drop_dead_before_append(adj_[m], deg_[m]);
+          adj_[m].push_back(n);
+        }
+      }
+      heap_.push(HeapEntry{keys_[t], m, n});
+      alive_[m] = 1;
     }
     pushes_ += static_cast<std::int64_t>(dn);
   }
 
-  /// The key of the new pair (nb_[t], n).
+  /// NOPE* outside the dense phase: the keys of the new pairs (nb_[t], n), with the live
+  /// degrees of N(n) updated on the way (n is appended to the lists afterwards).
+  /// |N(m) ∩ N(n)| for m in N(n) is the number of edges inside N(n) at m. Each such edge
+  /// {m, k}, m < k, is found once, in the part of N(m) above m, and counted at both ends, so a
+  /// pair reads half of N(m) on average. The counts are integers: the keys do not depend on the
+  /// order or the number of threads.
+  void score_star_by_lists(Id n, int team) {
+    const auto dn = static_cast<std::int64_t>(nb_.size());
+#pragma omp parallel num_threads(team) if (team > 1)
+    {
+      Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
+      scratch.count.assign(static_cast<std::size_t>(dn), 0);
+      std::uint32_t* count = scratch.count.data();
+      const std::uint8_t* state = alive_.data();
+      const std::uint32_t* pos = mark_pos_.data();
+#pragma omp for schedule(dynamic, 16)
+      for (std::int64_t t = 0; t < dn; ++t) {
+        // Lists are scattered: the list object and degree eight pairs ahead, the list's head
+        // three ahead (its object is then in cache).
+        if (t + 8 < dn) {
+          __builtin_prefetch(&adj_[nb_[t + 8]]);
+          __builtin_prefetch(&deg_[nb_[t + 8]]);
+        }
+        if (t + 3 < dn) {
+          const char* p = reinterpret_cast<const char*>(adj_[nb_[t + 3]].data());
+          __builtin_prefetch(p);
+          __builtin_prefetch(p + 64);
+        }
+        const Id m = nb_[t];
+        const std::uint8_t f = from_[t];
+        deg_[m] += 1 - (f & 1) - ((f >> 1) & 1);
+        auto& lm = adj_[m];
+        const auto first =
+            static_cast<std::size_t>(std::upper_bound(lm.begin(), lm.end(), m) - lm.begin());
+        const std::size_t above = lm.size() - first;
+        const auto rest = static_cast<std::size_t>(dn - t - 1);
+        if (above == 0 || rest == 0) continue;
+        if (above <= rest * static_cast<std::size_t>(std::bit_width(above))) {
+          // Scan the part above m against the marks, dropping its dead entries on the way.
+          Id* data = lm.data();
+          std::size_t w = first;
+          std::uint32_t inside = 0;
+          for (std::size_t r = first; r < lm.size(); ++r) {
+            const Id k = data[r];
+            const std::uint8_t st = state[k];
+            data[w] = k;
+            w += st != 0;
+            if (st == kMarked) {
+              ++inside;
+              ++count[pos[k]];
+            }
+          }
+          lm.resize(w);
+          count[t] += inside;
+        } else {
+          for_common(nb_.data() + t + 1, rest, lm.data() + first, above,
+                     [&](std::size_t a, std::size_t) {
+                       ++count[t];
+                       ++count[static_cast<std::size_t>(t) + 1 + a];
+                     });
+        }
+      }
+      const int shares = omp_get_num_threads();
+#pragma omp for schedule(static)
+      for (std::int64_t t = 0; t < dn; ++t) {
+        if (t + kPrefetch < dn) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
+        std::int64_t inter = 0;
+        for (int h = 0; h < shares; ++h) inter += scratch_[static_cast<std::size_t>(h)].count[t];
+        keys_[t] = star_key(nb_[t], n, inter);
+      }
+    }
+  }
+
+  /// The key of the new pair (nb_[t], n): from the bitset rows in the dense phase, else (NOPE)
+  /// from the lists.
   double score(std::int64_t t, Id n, Scratch& scratch) {
     const auto dn = static_cast<std::int64_t>(nb_.size());
     const Id m = nb_[t];
     if constexpr (!kNope) {
       if (t + kPrefetch < dn) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
+      const std::int64_t words = (static_cast<std::int64_t>(next_slot_) + 63) / 64;
+      return star_key(m, n, and_count(row(m), row(n), words));
+    } else {
+      return nope_score(t, n, scratch);
     }
+  }
+
+  /// NOPE's key of the pair (nb_[t], n).
+  double nope_score(std::int64_t t, Id n, Scratch& scratch) {
+    const auto dn = static_cast<std::int64_t>(nb_.size());
+    const Id m = nb_[t];
     if (t + 2 < dn) {
       // The head of a list two steps ahead (lists are scattered; the hardware prefetcher
       // follows a list only once it is being read).
@@ -638,79 +739,57 @@ class Loop {
     float c = 0.0f;
     if (dense_) {
       const std::int64_t words = (static_cast<std::int64_t>(next_slot_) + 63) / 64;
-      if constexpr (kNope) {
-        std::uint64_t* both = scratch.common.data();
-        inter = and_into(row(m), row(n), both, words);
-        if (inter > 0) c = common_sum(row(m), row(n), both, lm.data(), ln.data(), words);
-        return nope_key(m, n, c);
-      } else {
-        return star_key(m, n, and_count(row(m), row(n), words));
-      }
+      std::uint64_t* both = scratch.common.data();
+      inter = and_into(row(m), row(n), both, words);
+      if (inter > 0) c = common_sum(row(m), row(n), both, lm.data(), ln.data(), words);
+      return nope_key(m, n, c);
     }
     common_by_lists(lm, ln, static_cast<std::size_t>(dn),
                     static_cast<std::size_t>(std::bit_width(lm.size())), scratch, inter, c);
-    if constexpr (kNope) {
-      return nope_key(m, n, c);
-    } else {
-      return star_key(m, n, inter);
-    }
+    return nope_key(m, n, c);
   }
 
-  /// |N(m) ∩ N(n)| (and NOPE's common-neighbour sum c) from the lists: a scan of N(m)
+  /// NOPE: |N(m) ∩ N(n)| and the common-neighbour sum c from the lists: a scan of N(m)
   /// against the marks of N(n), or binary searches of N(n)'s ids in N(m), whichever is cheaper.
   void common_by_lists(std::vector<Entry>& lm, const std::vector<Entry>& ln, std::size_t dn,
                        std::size_t log_len, Scratch& scratch, std::int64_t& inter, float& c) {
     const std::size_t len = lm.size();
     if (len <= dn * log_len) {
       inter = scan_marked(lm, scratch.hits);
-      if constexpr (kNope) {
-        // The common-neighbour sum in N(m)'s (ascending id) order, as before the compaction.
-        const float* mark_dot = mark_dot_.data();
-        for (std::int64_t h = 0; h < inter; ++h) {
-          const IdDot& e = lm[scratch.hits[h]];
-          const float diff = e.dot - mark_dot[e.id];
-          c += diff * diff;
-        }
+      // The common-neighbour sum in N(m)'s (ascending id) order, as before the compaction.
+      const float* mark_dot = mark_dot_.data();
+      for (std::int64_t h = 0; h < inter; ++h) {
+        const IdDot& e = lm[scratch.hits[h]];
+        const float diff = e.dot - mark_dot[e.id];
+        c += diff * diff;
       }
     } else {
       for_common(ln.data(), dn, lm.data(), len, [&](std::size_t a, std::size_t b) {
         ++inter;
-        if constexpr (kNope) {
-          const float diff = lm[b].dot - ln[a].dot;
-          c += diff * diff;
-        }
+        const float diff = lm[b].dot - ln[a].dot;
+        c += diff * diff;
       });
     }
   }
 
-  /// One pass over N(m) that drops dead entries in place (keeping the order) and counts the
-  /// members of N(n) (marked ids); for NOPE it also records their positions in hits_. Branch
-  /// free: the marks are unpredictable, the copies are cheap.
+  /// NOPE: one pass over N(m) that drops dead entries in place (keeping the order), counts the
+  /// members of N(n) (marked ids) and records their positions in hit_list. Branch free: the
+  /// marks are unpredictable, the copies are cheap.
   std::int64_t scan_marked(std::vector<Entry>& lm, std::vector<std::uint32_t>& hit_list) {
     const std::uint8_t* state = alive_.data();
     Entry* data = lm.data();
     const std::size_t len = lm.size();
     std::size_t w = 0;
     std::int64_t inter = 0;
-    if constexpr (kNope) {
-      if (hit_list.size() < len) hit_list.resize(len);
-      std::uint32_t* hits = hit_list.data();
-      for (std::size_t r = 0; r < len; ++r) {
-        const Entry e = data[r];
-        const std::uint8_t st = state[e.id];
-        data[w] = e;
-        hits[inter] = static_cast<std::uint32_t>(w);
-        w += st != 0;
-        inter += st >> 1;
-      }
-    } else {
-      for (std::size_t r = 0; r < len; ++r) {
-        const Entry e = data[r];
-        const std::uint8_t st = state[e];
-        data[w] = e;
-        w += st != 0;
-        inter += st >> 1;
-      }
+    if (hit_list.size() < len) hit_list.resize(len);
+    std::uint32_t* hits = hit_list.data();
+    for (std::size_t r = 0; r < len; ++r) {
+      const Entry e = data[r];
+      const std::uint8_t st = state[e.id];
+      data[w] = e;
+      hits[inter] = static_cast<std::uint32_t>(w);
+      w += st != 0;
+      inter += st >> 1;
     }
     lm.resize(w);
     return inter;
@@ -847,6 +926,8 @@ class Loop {
   std::vector<std::vector<Entry>> adj_;
   // NOPE: <x_k, x_n> for the members k of N(n) during one merge.
   std::vector<float> mark_dot_;
+  // NOPE*: the position in N(n) of each member during one merge.
+  std::vector<std::uint32_t> mark_pos_;
   QuadHeap heap_;
   std::int64_t live_edges_ = 0;
   // Dense phase.
