@@ -221,11 +221,24 @@ class QuadHeap {
     return top;
   }
 
-  /// Restores the heap order after the entries were edited in place.
-  void rebuild() {
+  /// Restores the heap order after the entries were edited in place, one level at a time from
+  /// the bottom; the nodes of a level head disjoint subtrees, so a large level is split over
+  /// `threads`. The result equals the one-thread bottom-up pass.
+  void rebuild(int threads = 1) {
     const std::size_t n = v_.size();
     if (n < 2) return;
-    for (std::size_t i = (n - 2) / 4 + 1; i-- > 0;) sift_down(i, v_[i]);
+    const std::size_t parents = (n - 2) / 4 + 1;
+    std::vector<std::size_t> level_start{0};
+    while (level_start.back() < parents) level_start.push_back(4 * level_start.back() + 1);
+    for (std::size_t l = level_start.size() - 1; l-- > 0;) {
+      const auto first = static_cast<std::int64_t>(level_start[l]);
+      const auto last = static_cast<std::int64_t>(std::min(level_start[l + 1], parents));
+      const int team = last - first >= 4096 ? threads : 1;
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+      for (std::int64_t i = first; i < last; ++i) {
+        sift_down(static_cast<std::size_t>(i), v_[static_cast<std::size_t>(i)]);
+      }
+    }
   }
 
  private:
@@ -795,11 +808,37 @@ class Loop {
     return inter;
   }
 
-  /// Drops entries with a dead end and re-heapifies. Order-neutral: entries are unique.
+  /// Drops entries with a dead end and re-heapifies, on all threads for a large heap. Each
+  /// thread packs its contiguous share in place, then the shares are moved together: the
+  /// survivors keep their order, as with one thread. Order-neutral anyway: entries are unique.
   void compact_heap() {
-    std::erase_if(heap_.entries(),
-                  [this](const HeapEntry& e) { return !alive_[e.lo] || !alive_[e.hi]; });
-    heap_.rebuild();
+    auto& entries = heap_.entries();
+    const std::size_t size = entries.size();
+    const int team = size >= kParallelHeap ? threads_ : 1;
+    std::vector<std::size_t> share(static_cast<std::size_t>(team) + 1, 0), kept(share);
+    int used = 1;
+#pragma omp parallel num_threads(team) if (team > 1)
+    {
+      const auto t = static_cast<std::size_t>(omp_get_thread_num());
+      const auto nt = static_cast<std::size_t>(omp_get_num_threads());
+      const std::size_t lo = size * t / nt, hi = size * (t + 1) / nt;
+      std::size_t w = lo;
+      for (std::size_t r = lo; r < hi; ++r) {
+        const HeapEntry e = entries[r];
+        entries[w] = e;
+        w += (alive_[e.lo] & alive_[e.hi]) != 0;
+      }
+      share[t] = lo;
+      kept[t] = w - lo;
+      if (t == 0) used = static_cast<int>(nt);
+    }
+    std::size_t at = kept[0];
+    for (int t = 1; t < used; ++t) {
+      std::memmove(entries.data() + at, entries.data() + share[t], kept[t] * sizeof(HeapEntry));
+      at += kept[t];
+    }
+    entries.resize(at);
+    heap_.rebuild(team);
     release_free_memory();
   }
 
@@ -934,6 +973,8 @@ class Loop {
   static constexpr std::int64_t kDenseFactor = 1024;
   // Dead heap entries allowed beyond a quarter of the live edges before a compaction.
   static constexpr std::int64_t kHeapSlack = 16384;
+  // A heap compaction over this many entries runs on all threads.
+  static constexpr std::size_t kParallelHeap = std::size_t{1} << 16;
   static constexpr std::int64_t kPrefetch = 6;
   // A merge with this many new pairs scores them on all threads (arxiv-sized NOPE* to 0.01:
   // 32 is about 12 % faster than 256; 10^5 and 10^6 unchanged).
