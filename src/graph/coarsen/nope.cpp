@@ -466,33 +466,61 @@ class Loop {
     // would hold the old and the new buffer at once, at the start of the merges.
     heap.reserve(static_cast<std::size_t>(offset[n] + offset[n] / 4 + kHeapSlack));
     heap.resize(static_cast<std::size_t>(offset[n]));
-#pragma omp parallel for schedule(dynamic, 256) num_threads(threads) if (parallel)
-    for (std::int64_t p = 0; p < n; ++p) {
-      const auto& lp = adj_[p];
-      std::int64_t at = offset[p];
-      for (const Entry& e : lp) {
-        const Id q = id_of(e);
-        if (q <= p) continue;
-        const auto& lq = adj_[q];
-        std::int64_t inter = 0;
-        float c = 0.0f;
-        for_common(lp.data(), lp.size(), lq.data(), lq.size(), [&](std::size_t a, std::size_t b) {
-          ++inter;
-          if constexpr (kNope) {
-            const float diff = lp[a].dot - lq[b].dot;
-            c += diff * diff;
+#pragma omp parallel num_threads(threads) if (parallel)
+    {
+      // mark[k] = (p + 1) << 32 | (position of k in N(p)) for the members of N(p): a scan of
+      // N(q) against them finds N(p) ∩ N(q) in ascending id order, as the linear merge does.
+      std::vector<std::uint64_t> mark(static_cast<std::size_t>(n), 0);
+#pragma omp for schedule(dynamic, 256)
+      for (std::int64_t p = 0; p < n; ++p) {
+        const auto& lp = adj_[p];
+        const std::uint64_t stamp = static_cast<std::uint64_t>(p + 1) << 32;
+        bool marked = false;
+        std::int64_t at = offset[p];
+        for (const Entry& e : lp) {
+          const Id q = id_of(e);
+          if (q <= p) continue;
+          const auto& lq = adj_[q];
+          std::int64_t inter = 0;
+          float c = 0.0f;
+          if (lq.size() <= lp.size() * static_cast<std::size_t>(std::bit_width(lq.size()))) {
+            if (!marked) {
+              for (std::size_t a = 0; a < lp.size(); ++a) mark[id_of(lp[a])] = stamp | a;
+              marked = true;
+            }
+            for (const Entry& f : lq) {
+              const std::uint64_t mk = mark[id_of(f)];
+              if constexpr (kNope) {
+                if ((mk & ~std::uint64_t{0xffffffff}) == stamp) {
+                  ++inter;
+                  const float diff = lp[mk & 0xffffffff].dot - f.dot;
+                  c += diff * diff;
+                }
+              } else {
+                inter += (mk & ~std::uint64_t{0xffffffff}) == stamp;
+              }
+            }
+          } else {
+            for_common(lp.data(), lp.size(), lq.data(), lq.size(),
+                       [&](std::size_t a, std::size_t b) {
+                         ++inter;
+                         if constexpr (kNope) {
+                           const float diff = lp[a].dot - lq[b].dot;
+                           c += diff * diff;
+                         }
+                       });
           }
-        });
-        double key;
-        if constexpr (kNope) {
-          key = nope_key(static_cast<Id>(p), q, c);
-        } else {
-          key = star_key(static_cast<Id>(p), q, inter);
+          double key;
+          if constexpr (kNope) {
+            key = nope_key(static_cast<Id>(p), q, c);
+          } else {
+            key = star_key(static_cast<Id>(p), q, inter);
+          }
+          heap[at++] = HeapEntry{key, static_cast<Id>(p), q};
         }
-        heap[at++] = HeapEntry{key, static_cast<Id>(p), q};
       }
     }
-    heap_.rebuild();
+    heap_.rebuild(threads);
     live_edges_ = offset[n];
     pushes_ = offset[n];
   }
