@@ -86,6 +86,9 @@ class FeatureStore {
     slot_of_[id - n_] = s;
     return blocks_[s / kBlockRows].get() + static_cast<std::int64_t>(s % kBlockRows) * d_;
   }
+  void prefetch_slot(Id id) const {
+    if (id >= n_) __builtin_prefetch(&slot_of_[id - n_]);
+  }
   void release(Id id) {
     if (id >= n_) free_.push_back(slot_of_[id - n_]);
   }
@@ -406,11 +409,14 @@ class Loop {
 
   /// NOPE* key: ((w * max(d_p + d_q - inter - 2, 0)) * |x_p - x_q|^2), all float32.
   double star_key(Id p, Id q, std::int64_t inter) const {
+    return star_key(p, q, inter, row_distance(features_.row(p), features_.row(q), d_));
+  }
+  /// The same with dist = |x_p - x_q|^2 given.
+  double star_key(Id p, Id q, std::int64_t inter, float dist) const {
     const float sp = size_[p];
     const float sq = size_[q];
     const float w = (sp * sq) / ((sp + sq) + 1e-8f);
     const std::int64_t touched = std::max<std::int64_t>(deg_[p] + deg_[q] - inter - 2, 0);
-    const float dist = row_distance(features_.row(p), features_.row(q), d_);
     return static_cast<double>((w * static_cast<float>(touched)) * dist);
   }
 
@@ -646,6 +652,7 @@ class Loop {
 
     // Score the new pairs (m, n), m < n, with the updated state; nothing else is re-scored.
     keys_.resize(dn);
+    if constexpr (!kNope) dist_.resize(dn);
     const auto dn_signed = static_cast<std::int64_t>(dn);
     // The pairs are independent (each reads the shared state and edits only its own N(m)), so
     // a large batch is split over the threads; every key is computed the same way either way.
@@ -690,20 +697,26 @@ class Loop {
       std::uint32_t* count = scratch.count.data();
       const std::uint8_t* state = alive_.data();
       const std::uint32_t* pos = mark_pos_.data();
+      const float* xn = features_.row(n);
 #pragma omp for schedule(dynamic, 16)
       for (std::int64_t t = 0; t < dn; ++t) {
-        // Lists are scattered: the list object and degree eight pairs ahead, the list's head
-        // three ahead (its object is then in cache).
+        // Lists and feature rows are scattered: the list object, degree and row slot eight
+        // pairs ahead, the list's head and the feature row a few pairs ahead (their addresses
+        // are then in cache), so that the two streams of misses overlap.
         if (t + 8 < dn) {
-          __builtin_prefetch(&adj_[nb_[t + 8]]);
-          __builtin_prefetch(&deg_[nb_[t + 8]]);
+          const Id ahead = nb_[t + 8];
+          __builtin_prefetch(&adj_[ahead]);
+          __builtin_prefetch(&deg_[ahead]);
+          features_.prefetch_slot(ahead);
         }
         if (t + 3 < dn) {
           const char* p = reinterpret_cast<const char*>(adj_[nb_[t + 3]].data());
           __builtin_prefetch(p);
           __builtin_prefetch(p + 64);
         }
+        if (t + kPrefetch < dn) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
         const Id m = nb_[t];
+        dist_[t] = row_distance(features_.row(m), xn, d_);
         const std::uint8_t f = from_[t];
         deg_[m] += 1 - (f & 1) - ((f >> 1) & 1);
         auto& lm = adj_[m];
@@ -740,10 +753,9 @@ class Loop {
       const int shares = omp_get_num_threads();
 #pragma omp for schedule(static)
       for (std::int64_t t = 0; t < dn; ++t) {
-        if (t + kPrefetch < dn) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
         std::int64_t inter = 0;
         for (int h = 0; h < shares; ++h) inter += scratch_[static_cast<std::size_t>(h)].count[t];
-        keys_[t] = star_key(nb_[t], n, inter);
+        keys_[t] = star_key(nb_[t], n, inter, dist_[t]);
       }
     }
   }
@@ -1019,6 +1031,7 @@ class Loop {
   std::vector<std::uint8_t> from_;
   std::vector<float> dot_u_, dot_v_;
   std::vector<double> keys_;
+  std::vector<float> dist_;
   int threads_ = 1;
   std::vector<Scratch> scratch_;
 };
