@@ -888,11 +888,13 @@ class Loop {
   // list scans dominate. Then every live node gets a slot, assigned in ascending id order, and a
   // row of bits over the slots holding its live neighbours; a new node takes the next slot, so
   // slot order stays id order. |N(m) ∩ N(n)| is a popcount of two ANDed rows. When the slots
-  // run out the rows are rebuilt for the live nodes (geometric: each build has room for L / 2
-  // more merges, after which L has halved).
+  // run out the rows are rebuilt for the live nodes (geometric: each build has room for L / 8
+  // more merges, after which L has shrunk by an eighth). The rows span the slots taken so far,
+  // so a small headroom keeps them near L bits; a rebuild costs about what L / 8 merges spend
+  // in popcounts. Against L / 2 of headroom: 5 % fewer instructions on the arxiv-sized graph.
 
   static std::int64_t bitset_words(std::int64_t live) {
-    const std::int64_t slots = live + std::max<std::int64_t>(live / 2, 512);
+    const std::int64_t slots = live + std::max<std::int64_t>(live / 8, 512);
     return (slots + 511) / 512 * 8;
   }
 
