@@ -195,32 +195,53 @@ BIRKHOFF_POPCOUNT_CLONE float common_sum(const std::uint64_t* rm, const std::uin
   return c;
 }
 
+/// Storage aligned to cache lines (64 bytes).
+template <class T>
+struct CacheLineAllocator {
+  using value_type = T;
+  CacheLineAllocator() = default;
+  template <class U>
+  explicit CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
+  }
+  void deallocate(T* p, std::size_t n) {
+    ::operator delete (p, n * sizeof(T), std::align_val_t{64});
+  }
+  friend bool operator==(const CacheLineAllocator&, const CacheLineAllocator&) { return true; }
+};
+
 /// A 4-ary min-heap of HeapEntry under the (key, lo, hi) order: the same pops as a binary heap
 /// (entries are unique, so the minimum is unique), half the levels, and the four children of a
-/// node share one cache line.
+/// node share one cache line: the storage is line-aligned and the root sits at slot 3, so the
+/// children of node i (slots 4i + 4 to 4i + 7) fill line i + 1.
 class QuadHeap {
  public:
-  bool empty() const { return v_.empty(); }
-  std::size_t size() const { return v_.size(); }
-  std::vector<HeapEntry>& entries() { return v_; }
+  QuadHeap() : v_(kPad) {}
+  bool empty() const { return v_.size() == kPad; }
+  std::size_t size() const { return v_.size() - kPad; }
+  HeapEntry* data() { return v_.data() + kPad; }
+  void reserve(std::size_t n) { v_.reserve(n + kPad); }
+  void resize(std::size_t n) { v_.resize(n + kPad); }
 
   void push(const HeapEntry& e) {
-    std::size_t i = v_.size();
+    std::size_t i = size();
     v_.push_back(e);
+    HeapEntry* h = data();
     while (i > 0) {
       const std::size_t parent = (i - 1) / 4;
-      if (!after_(v_[parent], e)) break;
-      v_[i] = v_[parent];
+      if (!after_(h[parent], e)) break;
+      h[i] = h[parent];
       i = parent;
     }
-    v_[i] = e;
+    h[i] = e;
   }
 
   HeapEntry pop() {
-    const HeapEntry top = v_.front();
+    const HeapEntry top = data()[0];
     const HeapEntry last = v_.back();
     v_.pop_back();
-    if (!v_.empty()) sift_down(0, last);
+    if (!empty()) sift_down(0, last);
     return top;
   }
 
@@ -228,7 +249,8 @@ class QuadHeap {
   /// the bottom; the nodes of a level head disjoint subtrees, so a large level is split over
   /// `threads`. The result equals the one-thread bottom-up pass.
   void rebuild(int threads = 1) {
-    const std::size_t n = v_.size();
+    const std::size_t n = size();
+    HeapEntry* h = data();
     if (n < 2) return;
     const std::size_t parents = (n - 2) / 4 + 1;
     std::vector<std::size_t> level_start{0};
@@ -239,30 +261,33 @@ class QuadHeap {
       const int team = last - first >= 4096 ? threads : 1;
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
       for (std::int64_t i = first; i < last; ++i) {
-        sift_down(static_cast<std::size_t>(i), v_[static_cast<std::size_t>(i)]);
+        sift_down(static_cast<std::size_t>(i), h[i]);
       }
     }
   }
 
  private:
   void sift_down(std::size_t i, const HeapEntry e) {
-    const std::size_t n = v_.size();
+    const std::size_t n = size();
+    HeapEntry* h = data();
     for (;;) {
       const std::size_t first = 4 * i + 1;
       if (first >= n) break;
       std::size_t best = first;
       const std::size_t end = std::min(first + 4, n);
       for (std::size_t c = first + 1; c < end; ++c) {
-        if (after_(v_[best], v_[c])) best = c;
+        if (after_(h[best], h[c])) best = c;
       }
-      if (!after_(e, v_[best])) break;
-      v_[i] = v_[best];
+      if (!after_(e, h[best])) break;
+      h[i] = h[best];
       i = best;
     }
-    v_[i] = e;
+    h[i] = e;
   }
 
-  std::vector<HeapEntry> v_;
+  static constexpr std::size_t kPad = 3;
+  static_assert(sizeof(HeapEntry) == 16);
+  std::vector<HeapEntry, CacheLineAllocator<HeapEntry>> v_;
   After after_;
 };
 
@@ -467,11 +492,11 @@ class Loop {
       const auto first = std::upper_bound(row.begin(), row.end(), static_cast<std::int32_t>(p));
       offset[p + 1] = offset[p] + (row.end() - first);
     }
-    auto& heap = heap_.entries();
     // Room for the most entries the heap holds between two compactions (see run()): a doubling
     // would hold the old and the new buffer at once, at the start of the merges.
-    heap.reserve(static_cast<std::size_t>(offset[n] + offset[n] / 4 + kHeapSlack));
-    heap.resize(static_cast<std::size_t>(offset[n]));
+    heap_.reserve(static_cast<std::size_t>(offset[n] + offset[n] / 4 + kHeapSlack));
+    heap_.resize(static_cast<std::size_t>(offset[n]));
+    HeapEntry* heap = heap_.data();
 #pragma omp parallel num_threads(threads) if (parallel)
     {
       // mark[k] = (p + 1) << 32 | (position of k in N(p)) for the members of N(p): a scan of
@@ -852,8 +877,8 @@ class Loop {
   /// thread packs its contiguous share in place, then the shares are moved together: the
   /// survivors keep their order, as with one thread. Order-neutral anyway: entries are unique.
   void compact_heap() {
-    auto& entries = heap_.entries();
-    const std::size_t size = entries.size();
+    HeapEntry* entries = heap_.data();
+    const std::size_t size = heap_.size();
     const int team = size >= kParallelHeap ? threads_ : 1;
     std::vector<std::size_t> share(static_cast<std::size_t>(team) + 1, 0), kept(share);
     int used = 1;
@@ -874,10 +899,10 @@ class Loop {
     }
     std::size_t at = kept[0];
     for (int t = 1; t < used; ++t) {
-      std::memmove(entries.data() + at, entries.data() + share[t], kept[t] * sizeof(HeapEntry));
+      std::memmove(entries + at, entries + share[t], kept[t] * sizeof(HeapEntry));
       at += kept[t];
     }
-    entries.resize(at);
+    heap_.resize(at);
     heap_.rebuild(team);
     release_free_memory();
   }
