@@ -1103,6 +1103,9 @@ Coarsening nope(const graph::AttributedGraph& graph, const NopeOptions& options)
     } else {
       Loop<false>(graph, options).run(target, out);
     }
+    // The run's lists are many small blocks that the allocator keeps once freed: hand them
+    // back before the output is built, so that the two do not add up.
+    release_free_memory();
   }
   detail::build_coarse_graph(graph, out.num_merges(), options.edge_weights, options.num_threads,
                              out);
