@@ -325,10 +325,9 @@ RC_GTEST_PROP(NopeProperties, BitsetPhaseChangesNothing, ()) {
   RC_ASSERT(a.heap_pushes == b.heap_pushes);
 }
 
-TEST(Nope, BitsetPhaseChangesNothingOnAPowerLawGraph) {
-  // 4000 nodes, hubs (endpoint density ~ -log), real-valued features; the bitset is built at
-  // the first merge, then rebuilt twice as its slots run out.
-  const int n = 4000, d = 8;
+// n nodes, 5n edges with hubs (endpoint density ~ -log), a hub of the given degree (node 7),
+// d real-valued features.
+Random power_law_graph(int n, int d, int hub_degree) {
   std::uint64_t state = 0x9E3779B97F4A7C15ull;
   auto uniform = [&state] {
     state ^= state << 13;
@@ -336,17 +335,24 @@ TEST(Nope, BitsetPhaseChangesNothingOnAPowerLawGraph) {
     state ^= state << 17;
     return static_cast<double>(state >> 11) * 0x1.0p-53;
   };
-  std::vector<std::pair<int, int>> pairs(5 * n);
+  std::vector<std::pair<int, int>> pairs(5 * static_cast<std::size_t>(n));
   for (auto& [a, b] : pairs) {
     a = static_cast<int>(n * uniform() * uniform());
     b = static_cast<int>(n * uniform() * uniform());
   }
-  // A hub of degree 1000, so that merges have more new pairs than the parallel threshold.
-  for (int i = 1; i <= 1000; ++i) pairs.emplace_back(7, 3 * i);
+  for (int i = 1; i <= hub_degree; ++i) pairs.emplace_back(7, (3 * i) % n);
   std::vector<int> values(997);
   for (auto& v : values) v = static_cast<int>(100 * uniform());
   Random rg = random_graph(n, d, pairs, values);
   for (std::size_t i = 0; i < rg.x.size(); ++i) rg.x[i] += static_cast<float>(uniform());
+  return rg;
+}
+
+TEST(Nope, BitsetPhaseChangesNothingOnAPowerLawGraph) {
+  // The bitset is built at the first merge, then rebuilt as its slots run out. A hub of degree
+  // 1000, so that merges have more new pairs than the parallel threshold.
+  const int n = 4000;
+  const Random rg = power_law_graph(n, 8, 1000);
   for (const Variant v : {Variant::Nope, Variant::NopeStar}) {
     // Lists alone on one thread; bitset rows on two threads (hubs' merges score their new
     // pairs in parallel).
@@ -361,6 +367,27 @@ TEST(Nope, BitsetPhaseChangesNothingOnAPowerLawGraph) {
     EXPECT_EQ(a.keys, b.keys);
     EXPECT_EQ(a.edge_index, b.edge_index);
     EXPECT_EQ(a.edge_weight, b.edge_weight);
+  }
+}
+
+TEST(Nope, ListPhaseOnTwoThreadsEqualsOneOnALargerGraph) {
+  // 20000 nodes: the heap (about 10^5 entries) is compacted on both threads and heapified
+  // level by level with levels above the parallel size, and many merges score their pairs
+  // from the lists on both threads (NOPE*'s per-thread counts of edges inside N(n)).
+  const Random rg = power_law_graph(20000, 4, 3000);
+  for (const Variant v : {Variant::Nope, Variant::NopeStar}) {
+    NopeOptions one = opts(v, 0.2), two = one;
+    one.bitset_bytes = 0;
+    two.bitset_bytes = 0;
+    one.num_threads = 1;
+    two.num_threads = 2;
+    const auto a = nope(rg.g, one);
+    const auto b = nope(rg.g, two);
+    EXPECT_GT(a.num_merges(), 10000);
+    EXPECT_EQ(a.merges, b.merges);
+    EXPECT_EQ(a.keys, b.keys);
+    EXPECT_EQ(a.heap_pushes, b.heap_pushes);
+    EXPECT_EQ(a.edge_index, b.edge_index);
   }
 }
 
