@@ -696,7 +696,7 @@ class Loop {
     for (std::size_t t = 0; t < dn; ++t) {
       const Id m = nb_[t];
       if constexpr (!kNope) {
-        if (star_lists) {
+        if (star_lists && team > 1) {
           drop_dead_before_append(adj_[m], deg_[m]);
           adj_[m].push_back(n);
         }
@@ -708,7 +708,8 @@ class Loop {
   }
 
   /// NOPE* outside the dense phase: the keys of the new pairs (nb_[t], n), with the live
-  /// degrees of N(n) updated on the way (n is appended to the lists afterwards).
+  /// degrees of N(n) updated on the way. n joins the lists in the same pass on one thread, and
+  /// after the keys on several (a worker would otherwise allocate in its own arena).
   /// |N(m) ∩ N(n)| for m in N(n) is the number of edges inside N(n) at m. Each such edge
   /// {m, k}, m < k, is found once, in the part of N(m) above m, and counted at both ends, so a
   /// pair reads half of N(m) on average. The counts are integers: the keys do not depend on the
@@ -749,30 +750,36 @@ class Loop {
             static_cast<std::size_t>(std::upper_bound(lm.begin(), lm.end(), m) - lm.begin());
         const std::size_t above = lm.size() - first;
         const auto rest = static_cast<std::size_t>(dn - t - 1);
-        if (above == 0 || rest == 0) continue;
-        if (above <= rest * static_cast<std::size_t>(std::bit_width(above))) {
-          // Scan the part above m against the marks, dropping its dead entries on the way.
-          Id* data = lm.data();
-          std::size_t w = first;
-          std::uint32_t inside = 0;
-          for (std::size_t r = first; r < lm.size(); ++r) {
-            const Id k = data[r];
-            const std::uint8_t st = state[k];
-            data[w] = k;
-            w += st != 0;
-            if (st == kMarked) {
-              ++inside;
-              ++count[pos[k]];
+        if (above > 0 && rest > 0) {
+          if (above <= rest * static_cast<std::size_t>(std::bit_width(above))) {
+            // Scan the part above m against the marks, dropping its dead entries on the way.
+            Id* data = lm.data();
+            std::size_t w = first;
+            std::uint32_t inside = 0;
+            for (std::size_t r = first; r < lm.size(); ++r) {
+              const Id k = data[r];
+              const std::uint8_t st = state[k];
+              data[w] = k;
+              w += st != 0;
+              if (st == kMarked) {
+                ++inside;
+                ++count[pos[k]];
+              }
             }
+            lm.resize(w);
+            count[t] += inside;
+          } else {
+            for_common(nb_.data() + t + 1, rest, lm.data() + first, above,
+                       [&](std::size_t a, std::size_t) {
+                         ++count[t];
+                         ++count[static_cast<std::size_t>(t) + 1 + a];
+                       });
           }
-          lm.resize(w);
-          count[t] += inside;
-        } else {
-          for_common(nb_.data() + t + 1, rest, lm.data() + first, above,
-                     [&](std::size_t a, std::size_t) {
-                       ++count[t];
-                       ++count[static_cast<std::size_t>(t) + 1 + a];
-                     });
+        }
+        if (team == 1) {
+          // One thread: n joins N(m) now, while the list is in cache.
+          drop_dead_before_append(lm, deg_[m]);
+          lm.push_back(n);
         }
       }
       const int shares = omp_get_num_threads();
