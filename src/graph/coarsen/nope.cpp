@@ -795,14 +795,14 @@ class Loop {
   /// The key of the new pair (nb_[t], n): from the bitset rows in the dense phase, else (NOPE)
   /// from the lists.
   double score(std::int64_t t, Id n, Scratch& scratch) {
-    const auto dn = static_cast<std::int64_t>(nb_.size());
-    const Id m = nb_[t];
-    if constexpr (!kNope) {
-      if (t + kPrefetch < dn) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
-      const std::int64_t words = (static_cast<std::int64_t>(next_slot_) + 63) / 64;
-      return star_key(m, n, and_count(row(m), row(n), words));
-    } else {
+    if constexpr (kNope) {
       return nope_score(t, n, scratch);
+    } else {
+      if (t + kPrefetch < static_cast<std::int64_t>(nb_.size())) {
+        prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
+      }
+      const std::int64_t words = (static_cast<std::int64_t>(next_slot_) + 63) / 64;
+      return star_key(nb_[t], n, and_count(row(nb_[t]), row(n), words));
     }
   }
 
