@@ -695,12 +695,6 @@ class Loop {
     }
     for (std::size_t t = 0; t < dn; ++t) {
       const Id m = nb_[t];
-      if constexpr (!kNope) {
-        if (star_lists && !(from_[t] & kAppended)) {
-          drop_dead_before_append(adj_[m], deg_[m]);
-          adj_[m].push_back(n);
-        }
-      }
       heap_.push(HeapEntry{keys_[t], m, n});
       alive_[m] = 1;
     }
@@ -708,9 +702,7 @@ class Loop {
   }
 
   /// NOPE* outside the dense phase: the keys of the new pairs (nb_[t], n), with the live
-  /// degrees of N(n) updated on the way. n joins the lists in the same pass, except lists that
-  /// must grow when several threads run: a worker would take the larger buffer from its own
-  /// allocator arena, so the calling thread grows those after the keys (merge()).
+  /// degrees of N(n) updated on the way and n appended to them in the same pass.
   /// |N(m) ∩ N(n)| for m in N(n) is the number of edges inside N(n) at m. Each such edge
   /// {m, k}, m < k, is found once, in the part of N(m) above m, and counted at both ends, so a
   /// pair reads half of N(m) on average. The counts are integers: the keys do not depend on the
@@ -777,12 +769,11 @@ class Loop {
                        });
           }
         }
-        // n joins N(m) now, while the list is in cache (only this thread touches N(m)).
+        // n joins N(m) now, while the list is in cache (only this thread touches N(m)). The
+        // buffer never grows, so no worker allocates: N(m) still holds u or v, and a full list
+        // drops its dead entries first.
         drop_dead_before_append(lm, deg_[m]);
-        if (team == 1 || lm.size() < lm.capacity()) {
-          lm.push_back(n);
-          from_[t] |= kAppended;
-        }
+        lm.push_back(n);
       }
       const int shares = omp_get_num_threads();
 #pragma omp for schedule(static)
@@ -1034,8 +1025,6 @@ class Loop {
   FeatureStore features_;
   /// 0 = dead, 1 = alive, kMarked = alive and in N(n) during the scoring of one merge.
   static constexpr std::uint8_t kMarked = 2;
-  /// Bit of from_[t]: n has joined N(nb_[t]) while the pairs were scored.
-  static constexpr std::uint8_t kAppended = 4;
   std::vector<std::uint8_t> alive_;
   std::vector<float> size_;
   std::vector<std::int64_t> deg_;
