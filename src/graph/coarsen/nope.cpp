@@ -653,29 +653,9 @@ class Loop {
     live_edges_ += static_cast<std::int64_t>(dn);
     if (dense_) update_bitset(u, v, n);
 
-    // Replace u and v by n in every N(m) (lazily: n is appended, dead entries stay until the
-    // list is compacted; NOPE's lists in the dense phase are kept exact) and update the live
-    // degrees. NOPE* outside the dense phase does this while it scores the pairs.
-    const bool star_lists = !kNope && !dense_;
-    for (std::size_t t = 0; t < dn && !star_lists; ++t) {
-      const Id m = nb_[t];
-      auto& lm = adj_[m];
-      const std::uint8_t f = from_[t];
-      deg_[m] += 1 - (f & 1) - ((f >> 1) & 1);
-      if (kNope && dense_) {
-        if (f & 2) erase_id(lm, v);
-        if (f & 1) erase_id(lm, u);
-      } else {
-        drop_dead_before_append(lm, deg_[m]);
-      }
-      if constexpr (kNope) {
-        lm.push_back(IdDot{n, ln[t].dot});
-      } else {
-        lm.push_back(n);
-      }
-    }
-
     // Score the new pairs (m, n), m < n, with the updated state; nothing else is re-scored.
+    // Each pair first replaces u and v by n in N(m) (join()).
+    const bool star_lists = !kNope && !dense_;
     keys_.resize(dn);
     if constexpr (!kNope) dist_.resize(dn);
     const auto dn_signed = static_cast<std::int64_t>(dn);
@@ -690,7 +670,10 @@ class Loop {
       {
         Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 16)
-        for (std::int64_t t = 0; t < dn_signed; ++t) keys_[t] = score(t, n, scratch);
+        for (std::int64_t t = 0; t < dn_signed; ++t) {
+          join(static_cast<std::size_t>(t), u, v, n);
+          keys_[t] = score(t, n, scratch);
+        }
       }
     }
     for (std::size_t t = 0; t < dn; ++t) {
@@ -699,6 +682,29 @@ class Loop {
       alive_[m] = 1;
     }
     pushes_ += static_cast<std::int64_t>(dn);
+  }
+
+  /// Replaces u and v by n in N(m), m = nb_[t], and updates m's live degree: lazily (n is
+  /// appended, dead entries stay until the list is compacted), or exactly for NOPE in the dense
+  /// phase, whose sums read the lists by rank. Only the thread that scores (m, n) touches N(m),
+  /// and the buffer never grows (no worker allocates): N(m) still holds u or v, and a full list
+  /// drops its dead entries first.
+  void join(std::size_t t, Id u, Id v, Id n) {
+    const Id m = nb_[t];
+    auto& lm = adj_[m];
+    const std::uint8_t f = from_[t];
+    deg_[m] += 1 - (f & 1) - ((f >> 1) & 1);
+    if (kNope && dense_) {
+      if (f & 2) erase_id(lm, v);
+      if (f & 1) erase_id(lm, u);
+    } else {
+      drop_dead_before_append(lm, deg_[m]);
+    }
+    if constexpr (kNope) {
+      lm.push_back(IdDot{n, adj_[n][t].dot});
+    } else {
+      lm.push_back(n);
+    }
   }
 
   /// NOPE* outside the dense phase: the keys of the new pairs (nb_[t], n), with the live
@@ -769,9 +775,7 @@ class Loop {
                        });
           }
         }
-        // n joins N(m) now, while the list is in cache (only this thread touches N(m)). The
-        // buffer never grows, so no worker allocates: N(m) still holds u or v, and a full list
-        // drops its dead entries first.
+        // n joins N(m) now, while the list is in cache (as in join()).
         drop_dead_before_append(lm, deg_[m]);
         lm.push_back(n);
       }
@@ -808,7 +812,8 @@ class Loop {
       // follows a list only once it is being read).
       const auto& ahead = adj_[nb_[t + 2]];
       const char* p = reinterpret_cast<const char*>(ahead.data());
-      const std::size_t bytes = std::min<std::size_t>(ahead.size() * sizeof(Entry), 512);
+      // (The capacity: another thread may be appending to that list; its buffer stays put.)
+      const std::size_t bytes = std::min<std::size_t>(ahead.capacity() * sizeof(Entry), 512);
       for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
     }
     auto& lm = adj_[m];
