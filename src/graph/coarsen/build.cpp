@@ -10,6 +10,94 @@
 namespace birkhoff::coarsen {
 namespace detail {
 
+namespace {
+
+/// The coarse graph's edges from the assignment: bucket the mapped original edges (a, b),
+/// a < b, by a; sort and count each bucket; then write both orientations row by row (rows come
+/// out sorted, see below). Its buffers are freed on return, before the caller allocates the
+/// features (peak memory).
+void build_coarse_edges(const graph::AttributedGraph& graph, std::int64_t kc, bool edge_weights,
+                        int threads, Coarsening& out) {
+  const std::int64_t n = graph.num_nodes;
+  std::vector<std::int64_t> start(static_cast<std::size_t>(kc) + 1, 0);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t ai = out.assignment[i];
+    for (const std::int32_t j : graph.neighbors(i)) {
+      if (j <= i) continue;
+      const std::int64_t aj = out.assignment[j];
+      if (ai != aj) ++start[std::min(ai, aj) + 1];
+    }
+  }
+  for (std::int64_t c = 0; c < kc; ++c) start[c + 1] += start[c];
+  std::vector<std::int32_t> other(static_cast<std::size_t>(start[kc]));
+  {
+    std::vector<std::int64_t> pos(start.begin(), start.end() - 1);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::int64_t ai = out.assignment[i];
+      for (const std::int32_t j : graph.neighbors(i)) {
+        if (j <= i) continue;
+        const std::int64_t aj = out.assignment[j];
+        if (ai == aj) continue;
+        other[pos[std::min(ai, aj)]++] = static_cast<std::int32_t>(std::max(ai, aj));
+      }
+    }
+  }
+  // Unique (a, b) per bucket with multiplicities, compacted in place.
+  std::vector<std::int64_t> unique_end(static_cast<std::size_t>(kc));
+  std::vector<std::int64_t> count(static_cast<std::size_t>(start[kc]));
+#pragma omp parallel for schedule(dynamic, 256) num_threads(threads) if (start[kc] > (1 << 16))
+  for (std::int64_t c = 0; c < kc; ++c) {
+    auto first = other.begin() + start[c];
+    auto last = other.begin() + start[c + 1];
+    std::sort(first, last);
+    std::int64_t w = start[c];
+    for (std::int64_t t = start[c]; t < start[c + 1]; ++t) {
+      if (t > start[c] && other[t] == other[t - 1]) {
+        ++count[w - 1];
+      } else {
+        other[w] = other[t];
+        count[w] = 1;
+        ++w;
+      }
+    }
+    unique_end[c] = w;
+  }
+  // Row r of the symmetric list holds first the a < r (from buckets a, visited in ascending a),
+  // then its own bucket (all > r): sorted without a further sort.
+  std::vector<std::int64_t> row_len(static_cast<std::size_t>(kc) + 1, 0);
+  for (std::int64_t c = 0; c < kc; ++c) {
+    for (std::int64_t t = start[c]; t < unique_end[c]; ++t) {
+      ++row_len[c + 1];
+      ++row_len[other[t] + 1];
+    }
+  }
+  for (std::int64_t c = 0; c < kc; ++c) row_len[c + 1] += row_len[c];
+  const std::int64_t ec = row_len[kc];
+  out.edge_index.assign(static_cast<std::size_t>(2 * ec), 0);
+  if (edge_weights) {
+    out.edge_weight.assign(static_cast<std::size_t>(ec), 0);
+  } else {
+    out.edge_weight.clear();
+  }
+  std::vector<std::int64_t> fill(row_len.begin(), row_len.end() - 1);
+  auto put = [&](std::int64_t a, std::int64_t b, std::int64_t w) {
+    const std::int64_t at = fill[a]++;
+    out.edge_index[at] = a;
+    out.edge_index[ec + at] = b;
+    if (edge_weights) out.edge_weight[at] = w;
+  };
+  for (std::int64_t c = 0; c < kc; ++c) {
+    for (std::int64_t t = start[c]; t < unique_end[c]; ++t) {
+      put(other[t], c, count[t]);
+    }
+    for (std::int64_t t = start[c]; t < unique_end[c]; ++t) {
+      put(c, other[t], count[t]);
+    }
+  }
+}
+
+}  // namespace
+
 void build_coarse_graph(const graph::AttributedGraph& graph, std::int64_t k, bool edge_weights,
                         int num_threads, Coarsening& out) {
   const std::int64_t n = graph.num_nodes;
@@ -59,86 +147,8 @@ void build_coarse_graph(const graph::AttributedGraph& graph, std::int64_t k, boo
     std::vector<std::int64_t> pos(out.members_indptr.begin(), out.members_indptr.end() - 1);
     for (std::int64_t i = 0; i < n; ++i) out.members[pos[out.assignment[i]]++] = i;
   }
-  // Coarse edges: bucket the mapped original edges (a, b), a < b, by a; sort and count each
-  // bucket; then write both orientations row by row (rows come out sorted, see below). Built
-  // before the features, so that its buffers are gone when those are allocated (peak memory).
-  {
-    std::vector<std::int64_t> start(static_cast<std::size_t>(kc) + 1, 0);
-    for (std::int64_t i = 0; i < n; ++i) {
-      const std::int64_t ai = out.assignment[i];
-      for (const std::int32_t j : graph.neighbors(i)) {
-        if (j <= i) continue;
-        const std::int64_t aj = out.assignment[j];
-        if (ai != aj) ++start[std::min(ai, aj) + 1];
-      }
-    }
-    for (std::int64_t c = 0; c < kc; ++c) start[c + 1] += start[c];
-    std::vector<std::int32_t> other(static_cast<std::size_t>(start[kc]));
-    {
-      std::vector<std::int64_t> pos(start.begin(), start.end() - 1);
-      for (std::int64_t i = 0; i < n; ++i) {
-        const std::int64_t ai = out.assignment[i];
-        for (const std::int32_t j : graph.neighbors(i)) {
-          if (j <= i) continue;
-          const std::int64_t aj = out.assignment[j];
-          if (ai == aj) continue;
-          other[pos[std::min(ai, aj)]++] = static_cast<std::int32_t>(std::max(ai, aj));
-        }
-      }
-    }
-    // Unique (a, b) per bucket with multiplicities, compacted in place.
-    std::vector<std::int64_t> unique_end(static_cast<std::size_t>(kc));
-    std::vector<std::int64_t> count(static_cast<std::size_t>(start[kc]));
-#pragma omp parallel for schedule(dynamic, 256) num_threads(threads) if (start[kc] > (1 << 16))
-    for (std::int64_t c = 0; c < kc; ++c) {
-      auto first = other.begin() + start[c];
-      auto last = other.begin() + start[c + 1];
-      std::sort(first, last);
-      std::int64_t w = start[c];
-      for (std::int64_t t = start[c]; t < start[c + 1]; ++t) {
-        if (t > start[c] && other[t] == other[t - 1]) {
-          ++count[w - 1];
-        } else {
-          other[w] = other[t];
-          count[w] = 1;
-          ++w;
-        }
-      }
-      unique_end[c] = w;
-    }
-    // Row r of the symmetric list holds first the a < r (from buckets a, visited in ascending a),
-    // then its own bucket (all > r): sorted without a further sort.
-    std::vector<std::int64_t> row_len(static_cast<std::size_t>(kc) + 1, 0);
-    for (std::int64_t c = 0; c < kc; ++c) {
-      for (std::int64_t t = start[c]; t < unique_end[c]; ++t) {
-        ++row_len[c + 1];
-        ++row_len[other[t] + 1];
-      }
-    }
-    for (std::int64_t c = 0; c < kc; ++c) row_len[c + 1] += row_len[c];
-    const std::int64_t ec = row_len[kc];
-    out.edge_index.assign(static_cast<std::size_t>(2 * ec), 0);
-    if (edge_weights) {
-      out.edge_weight.assign(static_cast<std::size_t>(ec), 0);
-    } else {
-      out.edge_weight.clear();
-    }
-    std::vector<std::int64_t> fill(row_len.begin(), row_len.end() - 1);
-    auto put = [&](std::int64_t a, std::int64_t b, std::int64_t w) {
-      const std::int64_t at = fill[a]++;
-      out.edge_index[at] = a;
-      out.edge_index[ec + at] = b;
-      if (edge_weights) out.edge_weight[at] = w;
-    };
-    for (std::int64_t c = 0; c < kc; ++c) {
-      for (std::int64_t t = start[c]; t < unique_end[c]; ++t) {
-        put(other[t], c, count[t]);
-      }
-      for (std::int64_t t = start[c]; t < unique_end[c]; ++t) {
-        put(c, other[t], count[t]);
-      }
-    }
-  }
+  // The edges first: their buffers are gone when the features are allocated.
+  build_coarse_edges(graph, kc, edge_weights, threads, out);
 
   out.features.assign(static_cast<std::size_t>(kc * d), 0.0f);
 #pragma omp parallel num_threads(threads) if (n * d > (1 << 16))
