@@ -134,7 +134,7 @@ void build_coarse_graph(const graph::AttributedGraph& graph, std::int64_t k, boo
   std::vector<std::int64_t>().swap(root);
   std::vector<std::int64_t>().swap(index);
 
-  // Members as CSR (counting sort keeps them ascending), sizes, mean features.
+  // Members as CSR (counting sort keeps them ascending) and sizes.
   out.members_indptr.assign(static_cast<std::size_t>(kc) + 1, 0);
   for (std::int64_t i = 0; i < n; ++i) ++out.members_indptr[out.assignment[i] + 1];
   out.sizes.resize(static_cast<std::size_t>(kc));
