@@ -657,13 +657,12 @@ class Loop {
     // Each pair first replaces u and v by n in N(m) (join()).
     const bool star_lists = !kNope && !dense_;
     keys_.resize(dn);
-    if constexpr (!kNope) dist_.resize(dn);
     const auto dn_signed = static_cast<std::int64_t>(dn);
     // The pairs are independent (each reads the shared state and edits only its own N(m)), so
     // a large batch is split over the threads; every key is computed the same way either way.
     const int team = dn_signed >= kParallelPairs ? threads_ : 1;
     if constexpr (!kNope) {
-      if (star_lists) score_star_by_lists(n, team);
+      if (star_lists) score_star_by_lists(u, v, n, team);
     }
     if (!star_lists) {
 #pragma omp parallel num_threads(team) if (team > 1)
@@ -707,14 +706,15 @@ class Loop {
     }
   }
 
-  /// NOPE* outside the dense phase: the keys of the new pairs (nb_[t], n), with the live
-  /// degrees of N(n) updated on the way and n appended to them in the same pass.
+  /// NOPE* outside the dense phase: the keys of the new pairs (nb_[t], n); each pair's N(m) is
+  /// joined to n (join()) in the same pass, while the list is in cache.
   /// |N(m) ∩ N(n)| for m in N(n) is the number of edges inside N(n) at m. Each such edge
   /// {m, k}, m < k, is found once, in the part of N(m) above m, and counted at both ends, so a
   /// pair reads half of N(m) on average. The counts are integers: the keys do not depend on the
   /// order or the number of threads.
-  void score_star_by_lists(Id n, int team) {
+  void score_star_by_lists(Id u, Id v, Id n, int team) {
     const auto dn = static_cast<std::int64_t>(nb_.size());
+    dist_.resize(static_cast<std::size_t>(dn));
 #pragma omp parallel num_threads(team) if (team > 1)
     {
       Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
@@ -742,8 +742,6 @@ class Loop {
         if (t + kPrefetch < dn) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
         const Id m = nb_[t];
         dist_[t] = row_distance(features_.row(m), xn, d_);
-        const std::uint8_t f = from_[t];
-        deg_[m] += 1 - (f & 1) - ((f >> 1) & 1);
         auto& lm = adj_[m];
         const auto first =
             static_cast<std::size_t>(std::upper_bound(lm.begin(), lm.end(), m) - lm.begin());
@@ -775,9 +773,7 @@ class Loop {
                        });
           }
         }
-        // n joins N(m) now, while the list is in cache (as in join()).
-        drop_dead_before_append(lm, deg_[m]);
-        lm.push_back(n);
+        join(static_cast<std::size_t>(t), u, v, n);
       }
       const int shares = omp_get_num_threads();
 #pragma omp for schedule(static)
