@@ -379,10 +379,8 @@ class Loop {
     const std::int64_t ids = 2 * n_;
     alive_.assign(static_cast<std::size_t>(ids), 0);
     std::fill(alive_.begin(), alive_.begin() + n_, 1);
-    size_.assign(static_cast<std::size_t>(ids), 0.0f);
-    std::fill(size_.begin(), size_.begin() + n_, 1.0f);
-    deg_.assign(static_cast<std::size_t>(ids), 0);
-    adj_.resize(static_cast<std::size_t>(ids));
+    node_.resize(static_cast<std::size_t>(ids));
+    for (std::int64_t i = 0; i < n_; ++i) node_[i].size = 1.0f;
     if constexpr (kNope) {
       sigma_.assign(static_cast<std::size_t>(ids), 0.0f);
       mark_dot_.assign(static_cast<std::size_t>(ids), 0.0f);
@@ -438,17 +436,18 @@ class Loop {
   }
   /// The same with dist = |x_p - x_q|^2 given.
   double star_key(Id p, Id q, std::int64_t inter, float dist) const {
-    const float sp = size_[p];
-    const float sq = size_[q];
+    const float sp = node_[p].size;
+    const float sq = node_[q].size;
     const float w = (sp * sq) / ((sp + sq) + 1e-8f);
-    const std::int64_t touched = std::max<std::int64_t>(deg_[p] + deg_[q] - inter - 2, 0);
+    const std::int64_t touched =
+        std::max<std::int64_t>(std::int64_t{node_[p].deg} + node_[q].deg - inter - 2, 0);
     return static_cast<double>((w * static_cast<float>(touched)) * dist);
   }
 
   /// NOPE key: w * (sigma_p + sigma_q + c), with the precision of opt_.key_precision.
   double nope_key(Id p, Id q, float c) const {
-    const float sp = size_[p];
-    const float sq = size_[q];
+    const float sp = node_[p].size;
+    const float sq = node_[q].size;
     const float bracket = (sigma_[p] + sigma_[q]) + c;
     if (opt_.key_precision == KeyPrecision::NumPy1) {
       const double w = static_cast<double>(sp * sq) / (static_cast<double>(sp + sq) + 1e-8);
@@ -467,7 +466,7 @@ class Loop {
 #pragma omp parallel for schedule(dynamic, 256) num_threads(threads) if (parallel)
     for (std::int64_t i = 0; i < n; ++i) {
       const auto row = g_.neighbors(i);
-      auto& list = adj_[i];
+      auto& list = node_[i].list;
       list.resize(row.size());
       for (std::size_t t = 0; t < row.size(); ++t) {
         const Id j = static_cast<Id>(row[t]);
@@ -478,7 +477,7 @@ class Loop {
           list[t] = j;
         }
       }
-      deg_[i] = static_cast<std::int64_t>(row.size());
+      node_[i].deg = static_cast<std::int32_t>(row.size());
       if constexpr (kNope) {
         sigma_[i] =
             detail::pairwise_sum(static_cast<std::int64_t>(list.size()),
@@ -504,14 +503,14 @@ class Loop {
       std::vector<std::uint64_t> mark(static_cast<std::size_t>(n), 0);
 #pragma omp for schedule(dynamic, 256)
       for (std::int64_t p = 0; p < n; ++p) {
-        const auto& lp = adj_[p];
+        const auto& lp = node_[p].list;
         const std::uint64_t stamp = static_cast<std::uint64_t>(p + 1) << 32;
         bool marked = false;
         std::int64_t at = offset[p];
         for (const Entry& e : lp) {
           const Id q = id_of(e);
           if (q <= p) continue;
-          const auto& lq = adj_[q];
+          const auto& lq = node_[q].list;
           std::int64_t inter = 0;
           float c = 0.0f;
           if (lq.size() <= lp.size() * static_cast<std::size_t>(std::bit_width(lq.size()))) {
@@ -560,10 +559,10 @@ class Loop {
 
   void merge(Id u, Id v, Id n) {
     // Size and size-weighted mean feature, in float32: two products, one sum, one division.
-    const float su = size_[u];
-    const float sv = size_[v];
+    const float su = node_[u].size;
+    const float sv = node_[v].size;
     const float sn = su + sv;
-    size_[n] = sn;
+    node_[n].size = sn;
     alive_[n] = 1;
     {
       const float* xu = features_.row(u);
@@ -576,8 +575,8 @@ class Loop {
 
     // N(n) = (N(u) ∪ N(v)) minus {u, v}, by a linear merge of the two sorted lists that
     // skips dead entries and remembers which side each neighbour came from.
-    const auto& lu = adj_[u];
-    const auto& lv = adj_[v];
+    const auto& lu = node_[u].list;
+    const auto& lv = node_[v].list;
     nb_.clear();
     from_.clear();
     if constexpr (kNope) {
@@ -609,16 +608,16 @@ class Loop {
     const std::size_t dn = nb_.size();
 
     // Retire u and v; their lists are no longer needed.
-    live_edges_ -= deg_[u] + deg_[v] - 1;
+    live_edges_ -= std::int64_t{node_[u].deg} + node_[v].deg - 1;
     alive_[u] = 0;
     alive_[v] = 0;
     // Retire u and v; N(n) reuses the larger of their buffers (fewer allocations, and the
     // allocator's free lists do not fill with blocks of dead lists).
-    auto& ln = adj_[n];
-    const bool keep_u = adj_[u].capacity() >= adj_[v].capacity();
-    ln = std::move(keep_u ? adj_[u] : adj_[v]);
-    std::vector<Entry>().swap(adj_[u]);
-    std::vector<Entry>().swap(adj_[v]);
+    auto& ln = node_[n].list;
+    const bool keep_u = node_[u].list.capacity() >= node_[v].list.capacity();
+    ln = std::move(keep_u ? node_[u].list : node_[v].list);
+    std::vector<Entry>().swap(node_[u].list);
+    std::vector<Entry>().swap(node_[v].list);
     ln.resize(dn);
     if constexpr (kNope) {
       // sigma_n from scratch; sigma_m updated as the reference does (design note §3.1).
@@ -649,7 +648,7 @@ class Loop {
         mark_pos_[nb_[t]] = static_cast<std::uint32_t>(t);
       }
     }
-    deg_[n] = static_cast<std::int64_t>(dn);
+    node_[n].deg = static_cast<std::int32_t>(dn);
     live_edges_ += static_cast<std::int64_t>(dn);
     if (dense_) update_bitset(u, v, n);
 
@@ -690,17 +689,17 @@ class Loop {
   /// drops its dead entries first.
   void join(std::size_t t, Id u, Id v, Id n) {
     const Id m = nb_[t];
-    auto& lm = adj_[m];
+    auto& lm = node_[m].list;
     const std::uint8_t f = from_[t];
-    deg_[m] += 1 - (f & 1) - ((f >> 1) & 1);
+    node_[m].deg += 1 - (f & 1) - ((f >> 1) & 1);
     if (kNope && dense_) {
       if (f & 2) erase_id(lm, v);
       if (f & 1) erase_id(lm, u);
     } else {
-      drop_dead_before_append(lm, deg_[m]);
+      drop_dead_before_append(lm, node_[m].deg);
     }
     if constexpr (kNope) {
-      lm.push_back(IdDot{n, adj_[n][t].dot});
+      lm.push_back(IdDot{n, node_[n].list[t].dot});
     } else {
       lm.push_back(n);
     }
@@ -725,24 +724,23 @@ class Loop {
       const float* xn = features_.row(n);
 #pragma omp for schedule(dynamic, 16)
       for (std::int64_t t = 0; t < dn; ++t) {
-        // Lists and feature rows are scattered: the list object, degree and row slot eight
+        // Lists and feature rows are scattered: the node record and row slot eight
         // pairs ahead, the list's head and the feature row a few pairs ahead (their addresses
         // are then in cache), so that the two streams of misses overlap.
         if (t + 8 < dn) {
           const Id ahead = nb_[t + 8];
-          __builtin_prefetch(&adj_[ahead]);
-          __builtin_prefetch(&deg_[ahead]);
+          __builtin_prefetch(&node_[ahead]);
           features_.prefetch_slot(ahead);
         }
         if (t + 3 < dn) {
-          const char* p = reinterpret_cast<const char*>(adj_[nb_[t + 3]].data());
+          const char* p = reinterpret_cast<const char*>(node_[nb_[t + 3]].list.data());
           __builtin_prefetch(p);
           __builtin_prefetch(p + 64);
         }
         if (t + kPrefetch < dn) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
         const Id m = nb_[t];
         dist_[t] = row_distance(features_.row(m), xn, d_);
-        auto& lm = adj_[m];
+        auto& lm = node_[m].list;
         const auto first =
             static_cast<std::size_t>(std::upper_bound(lm.begin(), lm.end(), m) - lm.begin());
         const std::size_t above = lm.size() - first;
@@ -806,14 +804,14 @@ class Loop {
     if (t + 2 < dn) {
       // The head of a list two steps ahead (lists are scattered; the hardware prefetcher
       // follows a list only once it is being read).
-      const auto& ahead = adj_[nb_[t + 2]];
+      const auto& ahead = node_[nb_[t + 2]].list;
       const char* p = reinterpret_cast<const char*>(ahead.data());
       // (The capacity: another thread may be appending to that list; its buffer stays put.)
       const std::size_t bytes = std::min<std::size_t>(ahead.capacity() * sizeof(Entry), 512);
       for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
     }
-    auto& lm = adj_[m];
-    const auto& ln = adj_[n];
+    auto& lm = node_[m].list;
+    const auto& ln = node_[n].list;
     std::int64_t inter = 0;
     float c = 0.0f;
     if (dense_) {
@@ -966,9 +964,9 @@ class Loop {
     for (const Id id : ids) {
       std::uint64_t* r = row(id);
       if constexpr (kNope) {
-        std::erase_if(adj_[id], [this](const Entry& e) { return !alive_[id_of(e)]; });
+        std::erase_if(node_[id].list, [this](const Entry& e) { return !alive_[id_of(e)]; });
       }
-      for (const Entry& e : adj_[id]) {
+      for (const Entry& e : node_[id].list) {
         const Id q = id_of(e);
         if (alive_[q]) r[slot_[q] / 64] |= std::uint64_t{1} << (slot_[q] % 64);
       }
@@ -1027,10 +1025,17 @@ class Loop {
   /// 0 = dead, 1 = alive, kMarked = alive and in N(n) during the scoring of one merge.
   static constexpr std::uint8_t kMarked = 2;
   std::vector<std::uint8_t> alive_;
-  std::vector<float> size_;
-  std::vector<std::int64_t> deg_;
+  /// What a merge reads of each node it touches, in one 32-byte record within one cache line:
+  /// the adjacency list, the live degree (ids fit in 31 bits, so degrees do) and the size (the
+  /// number of original nodes). Separate arrays cost a miss each per pair at N = 10^6.
+  struct alignas(32) Node {
+    std::vector<Entry> list;
+    std::int32_t deg = 0;
+    float size = 0.0f;
+  };
+  static_assert(sizeof(Node) == 32);
+  std::vector<Node, CacheLineAllocator<Node>> node_;
   std::vector<float> sigma_;
-  std::vector<std::vector<Entry>> adj_;
   // NOPE: <x_k, x_n> for the members k of N(n) during one merge.
   std::vector<float> mark_dot_;
   // NOPE*: the position in N(n) of each member during one merge.
