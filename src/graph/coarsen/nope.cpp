@@ -725,7 +725,7 @@ class Loop {
 #pragma omp for schedule(dynamic, 16)
       for (std::int64_t t = 0; t < dn; ++t) {
         // Lists and feature rows are scattered: the node record and row slot eight
-        // pairs ahead, the list's head and the feature row a few pairs ahead (their addresses
+        // pairs ahead, the list and the feature row a few pairs ahead (their addresses
         // are then in cache), so that the two streams of misses overlap.
         if (t + 8 < dn) {
           const Id ahead = nb_[t + 8];
@@ -733,9 +733,12 @@ class Loop {
           features_.prefetch_slot(ahead);
         }
         if (t + 3 < dn) {
-          const char* p = reinterpret_cast<const char*>(node_[nb_[t + 3]].list.data());
-          __builtin_prefetch(p);
-          __builtin_prefetch(p + 64);
+          // The whole list up to 1 KiB: the search for m and the scan above it then hit cache.
+          // (The capacity: another thread may be appending to that list; its buffer stays put.)
+          const auto& ahead = node_[nb_[t + 3]].list;
+          const char* p = reinterpret_cast<const char*>(ahead.data());
+          const std::size_t bytes = std::min<std::size_t>(ahead.capacity() * sizeof(Entry), 1024);
+          for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
         }
         if (t + kPrefetch < dn) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
         const Id m = nb_[t];
