@@ -47,9 +47,9 @@ struct NopeOptions {
   /// depend on it.
   int num_threads = 0;
   /// Memory cap in bytes for the bitset adjacency of the late, dense part of the run (common
-  /// neighbours by AND + popcount of two rows instead of a list scan). -1 = automatic: the
-  /// larger of 32 MiB and a quarter of the input arrays; 0 = never. The result does not
-  /// depend on it (same merges, keys and coarse graph, bit for bit).
+  /// neighbours by AND + popcount of two rows instead of a list scan). -1 = automatic: a
+  /// quarter of the input arrays, at least 32 MiB and at most 64 MiB; 0 = never. The result does
+  /// not depend on it (same merges, keys and coarse graph, bit for bit).
   std::int64_t bitset_bytes = -1;
   /// Called every few thousand merges with stage "coarsen" (done = merges so far, total = merges
   /// needed); return false to cancel (nope() then throws birkhoff::Cancelled).
