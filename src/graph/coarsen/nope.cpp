@@ -371,11 +371,12 @@ class Loop {
       const std::int64_t input =
           n_ * d_ * static_cast<std::int64_t>(sizeof(float)) +
           g.num_edges() * 2 * static_cast<std::int64_t>(sizeof(std::int64_t));
-      // A quarter of the input, within [32, 64] MiB. Larger bitsets no longer stay in cache:
-      // at N = 10^6 (a quarter is 148 MB) the dense phase then costs more per pair than the
-      // lists it replaces (NOPE* to 0.01, against 64 MiB: 9 % slower on one thread, 3-5 % on
-      // two, where the dense phase splits better than the lists).
-      budget_ = std::clamp<std::int64_t>(input / 4, std::int64_t{32} << 20, std::int64_t{64} << 20);
+      // An eighth of the input, within [4, 64] MiB. Where the bitset would be larger, the rows
+      // it starts with are too long: a pair costs more by AND + popcount over them than by the
+      // lists. NOPE* to 0.01 against the budgets before (a quarter, at least 32 MiB), two
+      // threads, interleaved: at N = 10^6 (64 MiB against 141 MiB) 28.3-31.0 s against
+      // 29.9-31.9 s; arxiv-sized (12 against 32 MiB) and 10^5 (8 against 32) 0-10 % faster.
+      budget_ = std::clamp<std::int64_t>(input / 8, std::int64_t{4} << 20, std::int64_t{64} << 20);
     }
   }
 

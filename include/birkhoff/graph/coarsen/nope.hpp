@@ -47,8 +47,8 @@ struct NopeOptions {
   /// depend on it.
   int num_threads = 0;
   /// Memory cap in bytes for the bitset adjacency of the late, dense part of the run (common
-  /// neighbours by AND + popcount of two rows instead of a list scan). -1 = automatic: a
-  /// quarter of the input arrays, at least 32 MiB and at most 64 MiB; 0 = never. The result does
+  /// neighbours by AND + popcount of two rows instead of a list scan). -1 = automatic: an
+  /// eighth of the input arrays, at least 4 MiB and at most 64 MiB; 0 = never. The result does
   /// not depend on it (same merges, keys and coarse graph, bit for bit).
   std::int64_t bitset_bytes = -1;
   /// Called every few thousand merges with stage "coarsen" (done = merges so far, total = merges
