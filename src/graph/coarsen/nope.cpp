@@ -21,6 +21,7 @@
 #include "birkhoff/core/system.hpp"
 #include "graph/coarsen/build.hpp"
 #include "graph/coarsen/pairwise.hpp"
+#include "graph/coarsen/team.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define BIRKHOFF_AVX2_CLONE [[gnu::target_clones("avx2", "default")]]
@@ -246,9 +247,11 @@ class QuadHeap {
   }
 
   /// Restores the heap order after the entries were edited in place, one level at a time from
-  /// the bottom; the nodes of a level head disjoint subtrees, so a large level is split over
-  /// `threads`. The result equals the one-thread bottom-up pass.
-  void rebuild(int threads = 1) {
+  /// the bottom; the nodes of a level head disjoint subtrees, so for_range(first, last, f),
+  /// which calls f(i) for each i in [first, last), may split a level over threads. The result
+  /// equals the one-thread bottom-up pass.
+  template <class ForRange>
+  void rebuild(const ForRange& for_range) {
     const std::size_t n = size();
     HeapEntry* h = data();
     if (n < 2) return;
@@ -258,11 +261,8 @@ class QuadHeap {
     for (std::size_t l = level_start.size() - 1; l-- > 0;) {
       const auto first = static_cast<std::int64_t>(level_start[l]);
       const auto last = static_cast<std::int64_t>(std::min(level_start[l + 1], parents));
-      const int team = last - first >= 4096 ? threads : 1;
-#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
-      for (std::int64_t i = first; i < last; ++i) {
-        sift_down(static_cast<std::size_t>(i), h[i]);
-      }
+      for_range(first, last,
+                [this, h](std::int64_t i) { sift_down(static_cast<std::size_t>(i), h[i]); });
     }
   }
 
@@ -393,6 +393,8 @@ class Loop {
       mark_pos_.assign(static_cast<std::size_t>(ids), 0);
     }
     initialise();
+    // The merges' threads; started after the OpenMP start-up, gone before the output build.
+    team_ = std::make_unique<detail::Team>(threads_);
 
     const std::int64_t needed = n_ - target;
     out.merges.reserve(static_cast<std::size_t>(3 * std::max<std::int64_t>(needed, 0)));
@@ -428,6 +430,7 @@ class Loop {
       if (k % kReportEvery == 0) report_progress(opt_.progress, "coarsen", k, needed);
     }
     report_progress(opt_.progress, "coarsen", k, needed);
+    team_.reset();
     out.reached_target = live <= target;
     out.heap_pushes = pushes_;
   }
@@ -555,7 +558,11 @@ class Loop {
         }
       }
     }
-    heap_.rebuild(threads);
+    heap_.rebuild([threads](std::int64_t first, std::int64_t last, const auto& f) {
+      const int team = last - first >= kParallelLevel ? threads : 1;
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+      for (std::int64_t i = first; i < last; ++i) f(i);
+    });
     live_edges_ = offset[n];
     pushes_ = offset[n];
   }
@@ -664,20 +671,16 @@ class Loop {
     const auto dn_signed = static_cast<std::int64_t>(dn);
     // The pairs are independent (each reads the shared state and edits only its own N(m)), so
     // a large batch is split over the threads; every key is computed the same way either way.
-    const int team = dn_signed >= kParallelPairs ? threads_ : 1;
+    const bool parallel = dn_signed >= kParallelPairs;
     if constexpr (!kNope) {
-      if (star_lists) score_star_by_lists(u, v, n, team);
+      if (star_lists) score_star_by_lists(u, v, n, parallel);
     }
     if (!star_lists) {
-#pragma omp parallel num_threads(team) if (team > 1)
-      {
-        Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
-#pragma omp for schedule(dynamic, 16)
-        for (std::int64_t t = 0; t < dn_signed; ++t) {
-          join(static_cast<std::size_t>(t), u, v, n);
-          keys_[t] = score(t, n, scratch);
-        }
-      }
+      auto pair = [&](int thread, std::int64_t t) {
+        join(static_cast<std::size_t>(t), u, v, n);
+        keys_[t] = score(t, n, scratch_[static_cast<std::size_t>(thread)]);
+      };
+      team_->for_each(dn_signed, kPairChunk, parallel, pair);
     }
     for (std::size_t t = 0; t < dn; ++t) {
       const Id m = nb_[t];
@@ -716,78 +719,75 @@ class Loop {
   /// {m, k}, m < k, is found once, in the part of N(m) above m, and counted at both ends, so a
   /// pair reads half of N(m) on average. The counts are integers: the keys do not depend on the
   /// order or the number of threads.
-  void score_star_by_lists(Id u, Id v, Id n, int team) {
+  void score_star_by_lists(Id u, Id v, Id n, bool parallel) {
     const auto dn = static_cast<std::int64_t>(nb_.size());
     dist_.resize(static_cast<std::size_t>(dn));
-#pragma omp parallel num_threads(team) if (team > 1)
-    {
-      Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
-      scratch.count.assign(static_cast<std::size_t>(dn), 0);
-      std::uint32_t* count = scratch.count.data();
-      const std::uint8_t* state = alive_.data();
-      const std::uint32_t* pos = mark_pos_.data();
-      const float* xn = features_.row(n);
-#pragma omp for schedule(dynamic, 16)
-      for (std::int64_t t = 0; t < dn; ++t) {
-        // Lists and feature rows are scattered: the node record and row slot eight
-        // pairs ahead, the list and the feature row a few pairs ahead (their addresses
-        // are then in cache), so that the two streams of misses overlap.
-        if (t + 8 < dn) {
-          const Id ahead = nb_[t + 8];
-          __builtin_prefetch(&node_[ahead]);
-          features_.prefetch_slot(ahead);
-        }
-        if (t + 3 < dn) {
-          // The whole list up to 1 KiB: the search for m and the scan above it then hit cache.
-          // (The capacity: another thread may be appending to that list; its buffer stays put.)
-          const auto& ahead = node_[nb_[t + 3]].list;
-          const char* p = reinterpret_cast<const char*>(ahead.data());
-          const std::size_t bytes = std::min<std::size_t>(ahead.capacity() * sizeof(Entry), 1024);
-          for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
-        }
-        if (t + kPrefetch < dn) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
-        const Id m = nb_[t];
-        dist_[t] = row_distance(features_.row(m), xn, d_);
-        auto& lm = node_[m].list;
-        const auto first =
-            static_cast<std::size_t>(std::upper_bound(lm.begin(), lm.end(), m) - lm.begin());
-        const std::size_t above = lm.size() - first;
-        const auto rest = static_cast<std::size_t>(dn - t - 1);
-        if (above > 0 && rest > 0) {
-          if (above <= rest * static_cast<std::size_t>(std::bit_width(above))) {
-            // Scan the part above m against the marks, dropping its dead entries on the way.
-            Id* data = lm.data();
-            std::size_t w = first;
-            std::uint32_t inside = 0;
-            for (std::size_t r = first; r < lm.size(); ++r) {
-              const Id k = data[r];
-              const std::uint8_t st = state[k];
-              data[w] = k;
-              w += st != 0;
-              if (st == kMarked) {
-                ++inside;
-                ++count[pos[k]];
-              }
+    const int shares = parallel ? team_->size() : 1;
+    for (int h = 0; h < shares; ++h) {
+      scratch_[static_cast<std::size_t>(h)].count.assign(static_cast<std::size_t>(dn), 0);
+    }
+    const std::uint8_t* state = alive_.data();
+    const std::uint32_t* pos = mark_pos_.data();
+    const float* xn = features_.row(n);
+    auto pair = [&](int thread, std::int64_t t) {
+      std::uint32_t* count = scratch_[static_cast<std::size_t>(thread)].count.data();
+      // Lists and feature rows are scattered: the node record and row slot eight
+      // pairs ahead, the list and the feature row a few pairs ahead (their addresses
+      // are then in cache), so that the two streams of misses overlap.
+      if (t + 8 < dn) {
+        const Id ahead = nb_[t + 8];
+        __builtin_prefetch(&node_[ahead]);
+        features_.prefetch_slot(ahead);
+      }
+      if (t + 3 < dn) {
+        // The whole list up to 1 KiB: the search for m and the scan above it then hit cache.
+        // (The capacity: another thread may be appending to that list; its buffer stays put.)
+        const auto& ahead = node_[nb_[t + 3]].list;
+        const char* p = reinterpret_cast<const char*>(ahead.data());
+        const std::size_t bytes = std::min<std::size_t>(ahead.capacity() * sizeof(Entry), 1024);
+        for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
+      }
+      if (t + kPrefetch < dn) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
+      const Id m = nb_[t];
+      dist_[t] = row_distance(features_.row(m), xn, d_);
+      auto& lm = node_[m].list;
+      const auto first =
+          static_cast<std::size_t>(std::upper_bound(lm.begin(), lm.end(), m) - lm.begin());
+      const std::size_t above = lm.size() - first;
+      const auto rest = static_cast<std::size_t>(dn - t - 1);
+      if (above > 0 && rest > 0) {
+        if (above <= rest * static_cast<std::size_t>(std::bit_width(above))) {
+          // Scan the part above m against the marks, dropping its dead entries on the way.
+          Id* data = lm.data();
+          std::size_t w = first;
+          std::uint32_t inside = 0;
+          for (std::size_t r = first; r < lm.size(); ++r) {
+            const Id k = data[r];
+            const std::uint8_t st = state[k];
+            data[w] = k;
+            w += st != 0;
+            if (st == kMarked) {
+              ++inside;
+              ++count[pos[k]];
             }
-            lm.resize(w);
-            count[t] += inside;
-          } else {
-            for_common(nb_.data() + t + 1, rest, lm.data() + first, above,
-                       [&](std::size_t a, std::size_t) {
-                         ++count[t];
-                         ++count[static_cast<std::size_t>(t) + 1 + a];
-                       });
           }
+          lm.resize(w);
+          count[t] += inside;
+        } else {
+          for_common(nb_.data() + t + 1, rest, lm.data() + first, above,
+                     [&](std::size_t a, std::size_t) {
+                       ++count[t];
+                       ++count[static_cast<std::size_t>(t) + 1 + a];
+                     });
         }
-        join(static_cast<std::size_t>(t), u, v, n);
       }
-      const int shares = omp_get_num_threads();
-#pragma omp for schedule(static)
-      for (std::int64_t t = 0; t < dn; ++t) {
-        std::int64_t inter = 0;
-        for (int h = 0; h < shares; ++h) inter += scratch_[static_cast<std::size_t>(h)].count[t];
-        keys_[t] = star_key(nb_[t], n, inter, dist_[t]);
-      }
+      join(static_cast<std::size_t>(t), u, v, n);
+    };
+    team_->for_each(dn, kPairChunk, parallel, pair);
+    for (std::int64_t t = 0; t < dn; ++t) {
+      std::int64_t inter = 0;
+      for (int h = 0; h < shares; ++h) inter += scratch_[static_cast<std::size_t>(h)].count[t];
+      keys_[t] = star_key(nb_[t], n, inter, dist_[t]);
     }
   }
 
@@ -886,31 +886,31 @@ class Loop {
   void compact_heap() {
     HeapEntry* entries = heap_.data();
     const std::size_t size = heap_.size();
-    const int team = size >= kParallelHeap ? threads_ : 1;
-    std::vector<std::size_t> share(static_cast<std::size_t>(team) + 1, 0), kept(share);
-    int used = 1;
-#pragma omp parallel num_threads(team) if (team > 1)
-    {
-      const auto t = static_cast<std::size_t>(omp_get_thread_num());
-      const auto nt = static_cast<std::size_t>(omp_get_num_threads());
-      const std::size_t lo = size * t / nt, hi = size * (t + 1) / nt;
+    const bool parallel = size >= kParallelHeap;
+    const auto shares = static_cast<std::size_t>(parallel ? team_->size() : 1);
+    std::vector<std::size_t> kept(shares, 0);
+    auto pack = [&](int, std::int64_t t) {
+      const std::size_t lo = size * static_cast<std::size_t>(t) / shares;
+      const std::size_t hi = size * static_cast<std::size_t>(t + 1) / shares;
       std::size_t w = lo;
       for (std::size_t r = lo; r < hi; ++r) {
         const HeapEntry e = entries[r];
         entries[w] = e;
         w += (alive_[e.lo] & alive_[e.hi]) != 0;
       }
-      share[t] = lo;
       kept[t] = w - lo;
-      if (t == 0) used = static_cast<int>(nt);
-    }
+    };
+    team_->for_each(static_cast<std::int64_t>(shares), 1, parallel, pack);
     std::size_t at = kept[0];
-    for (int t = 1; t < used; ++t) {
-      std::memmove(entries + at, entries + share[t], kept[t] * sizeof(HeapEntry));
+    for (std::size_t t = 1; t < shares; ++t) {
+      std::memmove(entries + at, entries + size * t / shares, kept[t] * sizeof(HeapEntry));
       at += kept[t];
     }
     heap_.resize(at);
-    heap_.rebuild(team);
+    heap_.rebuild([this](std::int64_t first, std::int64_t last, const auto& f) {
+      auto body = [&f, first](int, std::int64_t i) { f(first + i); };
+      team_->for_each(last - first, kLevelChunk, last - first >= kParallelLevel, body);
+    });
     release_free_memory();
   }
 
@@ -1054,12 +1054,17 @@ class Loop {
   static constexpr std::int64_t kDenseFactor = 1024;
   // Dead heap entries allowed beyond a quarter of the live edges before a compaction.
   static constexpr std::int64_t kHeapSlack = 16384;
-  // A heap compaction over this many entries runs on all threads.
+  // A heap compaction over this many entries runs on all threads, and a heap level this wide
+  // is split into chunks of kLevelChunk nodes.
   static constexpr std::size_t kParallelHeap = std::size_t{1} << 16;
+  static constexpr std::int64_t kParallelLevel = 4096;
+  static constexpr std::int64_t kLevelChunk = 1024;
   static constexpr std::int64_t kPrefetch = 6;
   // A merge with this many new pairs scores them on all threads (arxiv-sized NOPE* to 0.01:
   // 32 is about 12 % faster than 256; 10^5 and 10^6 unchanged).
   static constexpr std::int64_t kParallelPairs = 32;
+  // Consecutive pairs a thread takes at a time.
+  static constexpr std::int64_t kPairChunk = 16;
   std::int64_t budget_ = 0;
   bool dense_ = false;
   std::int64_t words_ = 0;
@@ -1075,6 +1080,7 @@ class Loop {
   std::vector<float> dist_;
   int threads_ = 1;
   std::vector<Scratch> scratch_;
+  std::unique_ptr<detail::Team> team_;
 };
 
 }  // namespace
