@@ -105,3 +105,35 @@ class _no_warning:
 
     def __exit__(self, *args):
         return self._cm.__exit__(*args)
+
+
+def test_ctrl_c_interrupts_a_long_run_on_all_threads():
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    # NOPE to 0.01 on 2e5 nodes with random edges takes minutes on two threads, so the signal
+    # arrives during the merges, while the helper threads take part in them.
+    code = (
+        "import sys, numpy as np, birkhoff\n"
+        "rng = np.random.default_rng(0)\n"
+        "n = 200000\n"
+        "x = rng.standard_normal((n, 64), dtype=np.float32)\n"
+        "e = rng.integers(0, n, size=(2, 5 * n))\n"
+        "print('ready', flush=True)\n"
+        "try:\n"
+        "    birkhoff.coarsen(x, e, ratio=0.01, method='nope', num_threads=2)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "    sys.exit(7)\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    try:
+        out, _ = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 7 and "interrupted" in out
