@@ -1,7 +1,5 @@
 #include "birkhoff/graph/coarsen/nope.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
