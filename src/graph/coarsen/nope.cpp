@@ -348,11 +348,20 @@ inline void release_free_memory() {
 #endif
 }
 
+/// NOPE: an edge {m, k} inside N(n), m < k, found in N(m) by the scoring of the pair (m, n):
+/// k's position in N(n), and its terms of the common-neighbour sums of both pairs,
+/// (<x_m, x_k> - <x_n, x_k>)^2 for (m, n) and (<x_m, x_k> - <x_n, x_m>)^2 for (k, n).
+struct InsideEdge {
+  std::uint32_t k;
+  float term_m;
+  float term_k;
+};
+
 /// Per-thread buffers of the scoring of one merge's new pairs.
 struct Scratch {
-  std::vector<std::uint32_t> hits;    // positions of the common neighbours in N(m)
   std::vector<std::uint64_t> common;  // AND of two bitset rows
   std::vector<std::uint32_t> count;   // NOPE*: this thread's share of |N(m) ∩ N(n)| per pair
+  std::vector<InsideEdge> inside;     // NOPE: the edges found by this thread, pair by pair
 };
 
 template <bool kNope>
@@ -384,12 +393,8 @@ class Loop {
     std::fill(alive_.begin(), alive_.begin() + n_, 1);
     node_.resize(static_cast<std::size_t>(ids));
     for (std::int64_t i = 0; i < n_; ++i) node_[i].size = 1.0f;
-    if constexpr (kNope) {
-      sigma_.assign(static_cast<std::size_t>(ids), 0.0f);
-      mark_dot_.assign(static_cast<std::size_t>(ids), 0.0f);
-    } else {
-      mark_pos_.assign(static_cast<std::size_t>(ids), 0);
-    }
+    if constexpr (kNope) sigma_.assign(static_cast<std::size_t>(ids), 0.0f);
+    mark_pos_.assign(static_cast<std::size_t>(ids), 0);
     initialise();
     // The merges' threads; started after the OpenMP start-up, gone before the output build.
     team_ = std::make_unique<detail::Team>(threads_);
@@ -647,7 +652,7 @@ class Loop {
         if (opt_.clamp_interference && s < 0.0f) s = 0.0f;
         sigma_[m] = s;
         alive_[m] = kMarked;
-        mark_dot_[m] = dmn;
+        mark_pos_[m] = static_cast<std::uint32_t>(t);
       }
       sigma_[n] = detail::pairwise_sum(static_cast<std::int64_t>(dn),
                                        [&ln](std::int64_t t) { return ln[t].dot * ln[t].dot; });
@@ -664,21 +669,19 @@ class Loop {
 
     // Score the new pairs (m, n), m < n, with the updated state; nothing else is re-scored.
     // Each pair first replaces u and v by n in N(m) (join()).
-    const bool star_lists = !kNope && !dense_;
     keys_.resize(dn);
     const auto dn_signed = static_cast<std::int64_t>(dn);
     // The pairs are independent (each reads the shared state and edits only its own N(m)), so
     // a large batch is split over the threads; every key is computed the same way either way.
     const bool parallel = dn_signed >= kParallelPairs;
-    if constexpr (!kNope) {
-      if (star_lists) score_star_by_lists(u, v, n, parallel);
-    }
-    if (!star_lists) {
+    if (dense_) {
       auto pair = [&](int thread, std::int64_t t) {
         join(static_cast<std::size_t>(t), u, v, n);
         keys_[t] = score(t, n, scratch_[static_cast<std::size_t>(thread)]);
       };
       team_->for_each(dn_signed, kPairChunk, parallel, pair);
+    } else {
+      score_by_lists(u, v, n, parallel);
     }
     for (std::size_t t = 0; t < dn; ++t) {
       const Id m = nb_[t];
@@ -711,31 +714,45 @@ class Loop {
     }
   }
 
-  /// NOPE* outside the dense phase: the keys of the new pairs (nb_[t], n); each pair's N(m) is
+  /// Outside the dense phase: the keys of the new pairs (nb_[t], n); each pair's N(m) is
   /// joined to n (join()) in the same pass, while the list is in cache.
-  /// |N(m) ∩ N(n)| for m in N(n) is the number of edges inside N(n) at m. Each such edge
-  /// {m, k}, m < k, is found once, in the part of N(m) above m, and counted at both ends, so a
-  /// pair reads half of N(m) on average. The counts are integers: the keys do not depend on the
-  /// order or the number of threads.
-  void score_star_by_lists(Id u, Id v, Id n, bool parallel) {
+  /// Both scores sum over N(m) ∩ N(n) for m in N(n): over the edges inside N(n) at m. Each such
+  /// edge {m, k}, m < k, is found once, in the part of N(m) above m, and serves both ends, so a
+  /// pair reads half of N(m) on average.
+  /// NOPE*: the counts are integers, summed per thread.
+  /// NOPE: the float32 sum of the pair (m, n) must run over k in ascending order, as a scan of
+  /// all of N(m) would. The edges are recorded per pair, then added up in one pass over the
+  /// pairs in ascending m: pair t first receives its terms from the pairs below it (k < m, in
+  /// ascending k), then its own (k > m, ascending). So the keys do not depend on the threads.
+  void score_by_lists(Id u, Id v, Id n, bool parallel) {
     const auto dn = static_cast<std::int64_t>(nb_.size());
-    dist_.resize(static_cast<std::size_t>(dn));
     const int shares = parallel ? team_->size() : 1;
     for (int h = 0; h < shares; ++h) {
-      scratch_[static_cast<std::size_t>(h)].count.assign(static_cast<std::size_t>(dn), 0);
+      Scratch& sc = scratch_[static_cast<std::size_t>(h)];
+      if constexpr (kNope) {
+        sc.inside.clear();
+      } else {
+        sc.count.assign(static_cast<std::size_t>(dn), 0);
+      }
+    }
+    if constexpr (kNope) {
+      found_.resize(static_cast<std::size_t>(dn));
+    } else {
+      dist_.resize(static_cast<std::size_t>(dn));
     }
     const std::uint8_t* state = alive_.data();
     const std::uint32_t* pos = mark_pos_.data();
     const float* xn = features_.row(n);
+    const Entry* ln = node_[n].list.data();
     auto pair = [&](int thread, std::int64_t t) {
-      std::uint32_t* count = scratch_[static_cast<std::size_t>(thread)].count.data();
+      Scratch& sc = scratch_[static_cast<std::size_t>(thread)];
       // Lists and feature rows are scattered: the node record and row slot eight
       // pairs ahead, the list and the feature row a few pairs ahead (their addresses
       // are then in cache), so that the two streams of misses overlap.
       if (t + 8 < dn) {
         const Id ahead = nb_[t + 8];
         __builtin_prefetch(&node_[ahead]);
-        features_.prefetch_slot(ahead);
+        if constexpr (!kNope) features_.prefetch_slot(ahead);
       }
       if (t + 3 < dn) {
         // The whole list up to 1 KiB: the search for m and the scan above it then hit cache.
@@ -745,47 +762,86 @@ class Loop {
         const std::size_t bytes = std::min<std::size_t>(ahead.capacity() * sizeof(Entry), 1024);
         for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
       }
-      if (t + kPrefetch < dn) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
       const Id m = nb_[t];
-      dist_[t] = row_distance(features_.row(m), xn, d_);
+      if constexpr (!kNope) {
+        if (t + kPrefetch < dn) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
+        dist_[t] = row_distance(features_.row(m), xn, d_);
+      }
+      std::uint32_t* count = sc.count.data();
+      float dot_m = 0.0f;
+      if constexpr (kNope) {
+        dot_m = ln[t].dot;
+        found_[t] = Found{static_cast<std::uint32_t>(sc.inside.size()), 0,
+                          static_cast<std::uint32_t>(thread)};
+      }
+      // The edge {m, k} with k = nb_[a] and N(m)'s entry e for k.
+      const auto edge = [&](std::uint32_t a, const Entry& e) {
+        if constexpr (kNope) {
+          const float dk = e.dot - ln[a].dot;
+          const float dm = e.dot - dot_m;
+          sc.inside.push_back(InsideEdge{a, dk * dk, dm * dm});
+        } else {
+          ++count[a];
+        }
+      };
       auto& lm = node_[m].list;
-      const auto first =
-          static_cast<std::size_t>(std::upper_bound(lm.begin(), lm.end(), m) - lm.begin());
+      const auto first = static_cast<std::size_t>(
+          std::upper_bound(lm.begin(), lm.end(), m,
+                           [](Id key, const Entry& e) { return key < id_of(e); }) -
+          lm.begin());
       const std::size_t above = lm.size() - first;
       const auto rest = static_cast<std::size_t>(dn - t - 1);
+      std::uint32_t inside = 0;
       if (above > 0 && rest > 0) {
         if (above <= rest * static_cast<std::size_t>(std::bit_width(above))) {
           // Scan the part above m against the marks, dropping its dead entries on the way.
-          Id* data = lm.data();
+          Entry* data = lm.data();
           std::size_t w = first;
-          std::uint32_t inside = 0;
           for (std::size_t r = first; r < lm.size(); ++r) {
-            const Id k = data[r];
-            const std::uint8_t st = state[k];
-            data[w] = k;
+            const Entry e = data[r];
+            const std::uint8_t st = state[id_of(e)];
+            data[w] = e;
             w += st != 0;
             if (st == kMarked) {
               ++inside;
-              ++count[pos[k]];
+              edge(pos[id_of(e)], e);
             }
           }
           lm.resize(w);
-          count[t] += inside;
         } else {
           for_common(nb_.data() + t + 1, rest, lm.data() + first, above,
-                     [&](std::size_t a, std::size_t) {
-                       ++count[t];
-                       ++count[static_cast<std::size_t>(t) + 1 + a];
+                     [&](std::size_t a, std::size_t b) {
+                       ++inside;
+                       edge(static_cast<std::uint32_t>(t + 1 + static_cast<std::int64_t>(a)),
+                            lm[first + b]);
                      });
         }
+      }
+      if constexpr (kNope) {
+        found_[t].end = static_cast<std::uint32_t>(sc.inside.size());
+      } else {
+        count[t] += inside;
       }
       join(static_cast<std::size_t>(t), u, v, n);
     };
     team_->for_each(dn, kPairChunk, parallel, pair);
-    for (std::int64_t t = 0; t < dn; ++t) {
-      std::int64_t inter = 0;
-      for (int h = 0; h < shares; ++h) inter += scratch_[static_cast<std::size_t>(h)].count[t];
-      keys_[t] = star_key(nb_[t], n, inter, dist_[t]);
+    if constexpr (kNope) {
+      sum_.assign(static_cast<std::size_t>(dn), 0.0f);
+      for (std::int64_t t = 0; t < dn; ++t) {
+        const Found& f = found_[t];
+        const InsideEdge* edges = scratch_[f.thread].inside.data();
+        for (std::uint32_t i = f.begin; i < f.end; ++i) {
+          sum_[t] += edges[i].term_m;
+          sum_[edges[i].k] += edges[i].term_k;
+        }
+        keys_[t] = nope_key(nb_[t], n, sum_[t]);
+      }
+    } else {
+      for (std::int64_t t = 0; t < dn; ++t) {
+        std::int64_t inter = 0;
+        for (int h = 0; h < shares; ++h) inter += scratch_[static_cast<std::size_t>(h)].count[t];
+        keys_[t] = star_key(nb_[t], n, inter, dist_[t]);
+      }
     }
   }
 
@@ -803,79 +859,16 @@ class Loop {
     }
   }
 
-  /// NOPE's key of the pair (nb_[t], n).
+  /// NOPE's key of the pair (nb_[t], n) in the dense phase.
   double nope_score(std::int64_t t, Id n, Scratch& scratch) {
-    const auto dn = static_cast<std::int64_t>(nb_.size());
     const Id m = nb_[t];
-    if (t + 2 < dn) {
-      // The head of a list two steps ahead (lists are scattered; the hardware prefetcher
-      // follows a list only once it is being read).
-      const auto& ahead = node_[nb_[t + 2]].list;
-      const char* p = reinterpret_cast<const char*>(ahead.data());
-      // (The capacity: another thread may be appending to that list; its buffer stays put.)
-      const std::size_t bytes = std::min<std::size_t>(ahead.capacity() * sizeof(Entry), 512);
-      for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
-    }
-    auto& lm = node_[m].list;
-    const auto& ln = node_[n].list;
-    std::int64_t inter = 0;
+    const std::int64_t words = (static_cast<std::int64_t>(next_slot_) + 63) / 64;
+    std::uint64_t* both = scratch.common.data();
     float c = 0.0f;
-    if (dense_) {
-      const std::int64_t words = (static_cast<std::int64_t>(next_slot_) + 63) / 64;
-      std::uint64_t* both = scratch.common.data();
-      inter = and_into(row(m), row(n), both, words);
-      if (inter > 0) c = common_sum(row(m), row(n), both, lm.data(), ln.data(), words);
-      return nope_key(m, n, c);
+    if (and_into(row(m), row(n), both, words) > 0) {
+      c = common_sum(row(m), row(n), both, node_[m].list.data(), node_[n].list.data(), words);
     }
-    common_by_lists(lm, ln, static_cast<std::size_t>(dn),
-                    static_cast<std::size_t>(std::bit_width(lm.size())), scratch, inter, c);
     return nope_key(m, n, c);
-  }
-
-  /// NOPE: |N(m) ∩ N(n)| and the common-neighbour sum c from the lists: a scan of N(m)
-  /// against the marks of N(n), or binary searches of N(n)'s ids in N(m), whichever is cheaper.
-  void common_by_lists(std::vector<Entry>& lm, const std::vector<Entry>& ln, std::size_t dn,
-                       std::size_t log_len, Scratch& scratch, std::int64_t& inter, float& c) {
-    const std::size_t len = lm.size();
-    if (len <= dn * log_len) {
-      inter = scan_marked(lm, scratch.hits);
-      // The common-neighbour sum in N(m)'s (ascending id) order, as before the compaction.
-      const float* mark_dot = mark_dot_.data();
-      for (std::int64_t h = 0; h < inter; ++h) {
-        const IdDot& e = lm[scratch.hits[h]];
-        const float diff = e.dot - mark_dot[e.id];
-        c += diff * diff;
-      }
-    } else {
-      for_common(ln.data(), dn, lm.data(), len, [&](std::size_t a, std::size_t b) {
-        ++inter;
-        const float diff = lm[b].dot - ln[a].dot;
-        c += diff * diff;
-      });
-    }
-  }
-
-  /// NOPE: one pass over N(m) that drops dead entries in place (keeping the order), counts the
-  /// members of N(n) (marked ids) and records their positions in hit_list. Branch free: the
-  /// marks are unpredictable, the copies are cheap.
-  std::int64_t scan_marked(std::vector<Entry>& lm, std::vector<std::uint32_t>& hit_list) {
-    const std::uint8_t* state = alive_.data();
-    Entry* data = lm.data();
-    const std::size_t len = lm.size();
-    std::size_t w = 0;
-    std::int64_t inter = 0;
-    if (hit_list.size() < len) hit_list.resize(len);
-    std::uint32_t* hits = hit_list.data();
-    for (std::size_t r = 0; r < len; ++r) {
-      const Entry e = data[r];
-      const std::uint8_t st = state[e.id];
-      data[w] = e;
-      hits[inter] = static_cast<std::uint32_t>(w);
-      w += st != 0;
-      inter += st >> 1;
-    }
-    lm.resize(w);
-    return inter;
   }
 
   /// Drops entries with a dead end and re-heapifies, on all threads for a large heap. Each
@@ -1042,9 +1035,7 @@ class Loop {
   static_assert(sizeof(Node) == 32);
   std::vector<Node, CacheLineAllocator<Node>> node_;
   std::vector<float> sigma_;
-  // NOPE: <x_k, x_n> for the members k of N(n) during one merge.
-  std::vector<float> mark_dot_;
-  // NOPE*: the position in N(n) of each member during one merge.
+  // The position in N(n) of each member during one merge.
   std::vector<std::uint32_t> mark_pos_;
   QuadHeap heap_;
   std::int64_t live_edges_ = 0;
@@ -1076,6 +1067,13 @@ class Loop {
   std::vector<float> dot_u_, dot_v_;
   std::vector<double> keys_;
   std::vector<float> dist_;
+  // NOPE: where the edges found by the pair t lie (scratch_[thread].inside[begin, end)), and
+  // the common-neighbour sums.
+  struct Found {
+    std::uint32_t begin, end, thread;
+  };
+  std::vector<Found> found_;
+  std::vector<float> sum_;
   int threads_ = 1;
   std::vector<Scratch> scratch_;
   std::unique_ptr<detail::Team> team_;
