@@ -635,16 +635,16 @@ class Loop {
     std::vector<Entry>().swap(node_[v].list);
     ln.resize(dn);
     if constexpr (kNope) {
-      // sigma_n from scratch; sigma_m updated as the reference does (design note §3.1).
+      // sigma_n from scratch; sigma_m updated as the reference does (design note §3.1). The
+      // dot products read dn feature rows in random order: a large batch is split over the
+      // threads (each t writes only its own m's state).
       const float* xn = features_.row(n);
       const auto dn_signed = static_cast<std::int64_t>(dn);
-      for (std::int64_t t = 0; t < dn_signed; ++t) {
+      auto dot = [&](int, std::int64_t t) {
         if (t + kPrefetch < dn_signed) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
-        ln[t] = IdDot{nb_[t], row_dot(features_.row(nb_[t]), xn, d_)};
-      }
-      for (std::size_t t = 0; t < dn; ++t) {
         const Id m = nb_[t];
-        const float dmn = ln[t].dot;
+        const float dmn = row_dot(features_.row(m), xn, d_);
+        ln[t] = IdDot{m, dmn};
         float upd = dmn * dmn;
         if (from_[t] & 1) upd = upd - dot_u_[t] * dot_u_[t];
         if (from_[t] & 2) upd = upd - dot_v_[t] * dot_v_[t];
@@ -653,7 +653,8 @@ class Loop {
         sigma_[m] = s;
         alive_[m] = kMarked;
         mark_pos_[m] = static_cast<std::uint32_t>(t);
-      }
+      };
+      team_->for_each(dn_signed, kPairChunk, dn_signed >= kParallelPairs, dot);
       sigma_[n] = detail::pairwise_sum(static_cast<std::int64_t>(dn),
                                        [&ln](std::int64_t t) { return ln[t].dot * ln[t].dot; });
     } else {
