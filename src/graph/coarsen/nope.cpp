@@ -681,7 +681,8 @@ class Loop {
     if (dense_) update_bitset(u, v, n);
 
     // Score the new pairs (m, n), m < n, with the updated state; nothing else is re-scored.
-    // Each pair first replaces u and v by n in N(m) (join()).
+    // The thread of each pair also replaces u and v by n in N(m) (join()), while N(m) is in
+    // cache: before the key in the dense phase, after the list scan outside it.
     keys_.resize(dn);
     const auto dn_signed = static_cast<std::int64_t>(dn);
     // The pairs are independent (each reads the shared state and edits only its own N(m)), so
@@ -707,8 +708,9 @@ class Loop {
   /// Replaces u and v by n in N(m), m = nb_[t], and updates m's live degree: lazily (n is
   /// appended, dead entries stay until the list is compacted), or exactly for NOPE in the dense
   /// phase, whose sums read the lists by rank. Only the thread that scores (m, n) touches N(m),
-  /// and the buffer never grows (no worker allocates): N(m) still holds u or v, and a full list
-  /// drops its dead entries first.
+  /// and the buffer never grows, so it never moves while another thread prefetches it: N(m)
+  /// still holds u or v (or the list scan has just dropped them), and a full list drops its
+  /// dead entries first.
   void join(std::size_t t, Id u, Id v, Id n) {
     const Id m = nb_[t];
     auto& lm = node_[m].list;
