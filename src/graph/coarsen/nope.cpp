@@ -646,12 +646,15 @@ class Loop {
     std::vector<Entry>().swap(node_[u].list);
     std::vector<Entry>().swap(node_[v].list);
     ln.resize(dn);
+    const auto dn_signed = static_cast<std::int64_t>(dn);
+    // A merge with many new pairs splits its per-pair work over the threads (each pair t reads
+    // the shared state and writes only its own m's state and list); every value is computed the
+    // same way either way.
+    const bool parallel = dn_signed >= kParallelPairs;
     if constexpr (kNope) {
       // sigma_n from scratch; sigma_m updated as the reference does (design note §3.1). The
-      // dot products read dn feature rows in random order: a large batch is split over the
-      // threads (each t writes only its own m's state).
+      // dot products read dn feature rows in random order.
       const float* xn = features_.row(n);
-      const auto dn_signed = static_cast<std::int64_t>(dn);
       auto dot = [&](int, std::int64_t t) {
         if (t + kPrefetch < dn_signed) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
         const Id m = nb_[t];
@@ -666,9 +669,9 @@ class Loop {
         alive_[m] = kMarked;
         mark_pos_[m] = static_cast<std::uint32_t>(t);
       };
-      team_->for_each(dn_signed, kPairChunk, dn_signed >= kParallelPairs, dot);
-      sigma_[n] = detail::pairwise_sum(static_cast<std::int64_t>(dn),
-                                       [&ln](std::int64_t t) { return ln[t].dot * ln[t].dot; });
+      team_->for_each(dn_signed, kPairChunk, parallel, dot);
+      sigma_[n] =
+          detail::pairwise_sum(dn_signed, [&ln](std::int64_t t) { return ln[t].dot * ln[t].dot; });
     } else {
       for (std::size_t t = 0; t < dn; ++t) {
         ln[t] = nb_[t];
@@ -684,10 +687,6 @@ class Loop {
     // The thread of each pair also replaces u and v by n in N(m) (join()), while N(m) is in
     // cache: before the key in the dense phase, after the list scan outside it.
     keys_.resize(dn);
-    const auto dn_signed = static_cast<std::int64_t>(dn);
-    // The pairs are independent (each reads the shared state and edits only its own N(m)), so
-    // a large batch is split over the threads; every key is computed the same way either way.
-    const bool parallel = dn_signed >= kParallelPairs;
     if (dense_) {
       auto pair = [&](int thread, std::int64_t t) {
         join(static_cast<std::size_t>(t), u, v, n);
