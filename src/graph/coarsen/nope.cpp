@@ -19,6 +19,7 @@
 #include "birkhoff/core/system.hpp"
 #include "graph/coarsen/build.hpp"
 #include "graph/coarsen/pairwise.hpp"
+#include "graph/coarsen/queue.hpp"
 #include "graph/coarsen/team.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -30,25 +31,10 @@
 namespace birkhoff::coarsen {
 namespace {
 
-using Id = std::uint32_t;
-
-/// A heap entry (key, lo, hi), ordered as the Python tuple (key, lo, hi). Entries are unique
-/// (each pair is pushed once), so the pop order is fully determined by this order.
-struct HeapEntry {
-  double key;
-  Id lo;
-  Id hi;
-};
-
-/// "a comes after b" for std::push_heap / pop_heap, which then keep the smallest on top.
-/// Comparing keys with > makes -0.0 and 0.0 equal, as in Python.
-struct After {
-  bool operator()(const HeapEntry& a, const HeapEntry& b) const {
-    if (a.key != b.key) return a.key > b.key;
-    if (a.lo != b.lo) return a.lo > b.lo;
-    return a.hi > b.hi;
-  }
-};
+using detail::CacheLineAllocator;
+using detail::HeapEntry;
+using detail::Id;
+using detail::PairQueue;
 
 /// NOPE keeps <x_i, x_j> next to each adjacency entry (design note §5.3): vectors never change
 /// for a given id, so the value stays right while both ends live.
@@ -58,22 +44,6 @@ struct IdDot {
 };
 inline Id id_of(Id e) { return e; }
 inline Id id_of(const IdDot& e) { return e.id; }
-
-/// Storage aligned to cache lines (64 bytes).
-template <class T>
-struct CacheLineAllocator {
-  using value_type = T;
-  CacheLineAllocator() = default;
-  template <class U>
-  explicit CacheLineAllocator(const CacheLineAllocator<U>&) {}
-  T* allocate(std::size_t n) {
-    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
-  }
-  void deallocate(T* p, std::size_t n) {
-    ::operator delete (p, n * sizeof(T), std::align_val_t{64});
-  }
-  friend bool operator==(const CacheLineAllocator&, const CacheLineAllocator&) { return true; }
-};
 
 /// Feature rows: the caller's matrix for original ids, a block pool with a free list for merged
 /// ids. Live merged nodes hold at least two originals each, so at most N/2 pool rows are in use.
@@ -219,85 +189,6 @@ BIRKHOFF_POPCOUNT_CLONE float common_sum(const std::uint64_t* rm, const std::uin
   return c;
 }
 
-/// A 4-ary min-heap of HeapEntry under the (key, lo, hi) order: the same pops as a binary heap
-/// (entries are unique, so the minimum is unique), half the levels, and the four children of a
-/// node share one cache line: the storage is line-aligned and the root sits at slot 3, so the
-/// children of node i (slots 4i + 4 to 4i + 7) fill line i + 1.
-class QuadHeap {
- public:
-  QuadHeap() : v_(kPad) {}
-  bool empty() const { return v_.size() == kPad; }
-  std::size_t size() const { return v_.size() - kPad; }
-  HeapEntry* data() { return v_.data() + kPad; }
-  void reserve(std::size_t n) { v_.reserve(n + kPad); }
-  void resize(std::size_t n) { v_.resize(n + kPad); }
-
-  void push(const HeapEntry& e) {
-    std::size_t i = size();
-    v_.push_back(e);
-    HeapEntry* h = data();
-    while (i > 0) {
-      const std::size_t parent = (i - 1) / 4;
-      if (!after_(h[parent], e)) break;
-      h[i] = h[parent];
-      i = parent;
-    }
-    h[i] = e;
-  }
-
-  HeapEntry pop() {
-    const HeapEntry top = data()[0];
-    const HeapEntry last = v_.back();
-    v_.pop_back();
-    if (!empty()) sift_down(0, last);
-    return top;
-  }
-
-  /// Restores the heap order after the entries were edited in place, one level at a time from
-  /// the bottom; the nodes of a level head disjoint subtrees, so for_range(first, last, f),
-  /// which calls f(i) for each i in [first, last), may split a level over threads. The result
-  /// equals the one-thread bottom-up pass.
-  template <class ForRange>
-  void rebuild(const ForRange& for_range) {
-    const std::size_t n = size();
-    HeapEntry* h = data();
-    if (n < 2) return;
-    const std::size_t parents = (n - 2) / 4 + 1;
-    std::vector<std::size_t> level_start{0};
-    while (level_start.back() < parents) level_start.push_back(4 * level_start.back() + 1);
-    for (std::size_t l = level_start.size() - 1; l-- > 0;) {
-      const auto first = static_cast<std::int64_t>(level_start[l]);
-      const auto last = static_cast<std::int64_t>(std::min(level_start[l + 1], parents));
-      for_range(first, last,
-                [this, h](std::int64_t i) { sift_down(static_cast<std::size_t>(i), h[i]); });
-    }
-  }
-
- private:
-  void sift_down(std::size_t i, const HeapEntry e) {
-    const std::size_t n = size();
-    HeapEntry* h = data();
-    for (;;) {
-      const std::size_t first = 4 * i + 1;
-      if (first >= n) break;
-      std::size_t best = first;
-      const std::size_t end = std::min(first + 4, n);
-      for (std::size_t c = first + 1; c < end; ++c) {
-        if (after_(h[best], h[c])) best = c;
-      }
-      if (!after_(e, h[best])) break;
-      h[i] = h[best];
-      i = best;
-    }
-    h[i] = e;
-  }
-
-  static constexpr std::size_t kPad = 3;
-  static_assert(sizeof(HeapEntry) == 16);
-  std::vector<HeapEntry, CacheLineAllocator<HeapEntry>> v_;
-  After after_;
-};
-
 /// Calls f(i, j) for every id common to the sorted lists a and b (no repeats inside a list),
 /// in ascending id order: a linear merge, or binary searches of the shorter list's ids in the
 /// longer one when that is cheaper.
@@ -373,6 +264,12 @@ struct Scratch {
   std::vector<InsideEdge> inside;     // NOPE: the edges found by this thread, pair by pair
 };
 
+/// Whether an id is live, from the loop's states (0 = dead).
+struct Live {
+  const std::uint8_t* state;
+  bool operator()(Id id) const { return state[id] != 0; }
+};
+
 template <bool kNope>
 class Loop {
  public:
@@ -417,15 +314,7 @@ class Loop {
     report_progress(opt_.progress, "coarsen", 0, needed);
     while (live > target) {
       HeapEntry top{};
-      bool found = false;
-      while (!heap_.empty()) {
-        top = heap_.pop();
-        if (alive_[top.lo] && alive_[top.hi]) {
-          found = true;
-          break;
-        }
-      }
-      if (!found) break;
+      if (!queue_.pop_live(top, Live{alive_.data()}, *team_)) break;
       const Id n = static_cast<Id>(n_ + k);
       maybe_use_bitset(live, n);
       merge(top.lo, top.hi, n);
@@ -435,10 +324,11 @@ class Loop {
       out.keys.push_back(top.key);
       ++k;
       --live;
-      // Each live edge has one entry; dropping the dead ones once they are a quarter of that
-      // costs a sequential pass, where popping them one by one costs a random walk each.
-      if (heap_.size() > static_cast<std::size_t>(live_edges_ + live_edges_ / 4 + kHeapSlack))
-        compact_heap();
+      // Each live edge has one entry; the dead ones are dropped once they are a quarter of that.
+      if (queue_.size() > static_cast<std::size_t>(live_edges_ + live_edges_ / 4 + kHeapSlack)) {
+        queue_.compact(Live{alive_.data()}, *team_);
+        release_free_memory();
+      }
       if (k % kReportEvery == 0) report_progress(opt_.progress, "coarsen", k, needed);
     }
     report_progress(opt_.progress, "coarsen", k, needed);
@@ -514,11 +404,11 @@ class Loop {
       const auto first = std::upper_bound(row.begin(), row.end(), static_cast<std::int32_t>(p));
       offset[p + 1] = offset[p] + (row.end() - first);
     }
-    // Room for the most entries the heap holds between two compactions (see run()): a doubling
-    // would hold the old and the new buffer at once, at the start of the merges.
-    heap_.reserve(static_cast<std::size_t>(offset[n] + offset[n] / 4 + kHeapSlack));
-    heap_.resize(static_cast<std::size_t>(offset[n]));
-    HeapEntry* heap = heap_.data();
+    // Room for the most entries the queue holds between two compactions (see run()): a
+    // doubling would hold the old and the new buffer at once, at the start of the merges.
+    auto& pool = queue_.pool(static_cast<std::size_t>(offset[n] + offset[n] / 4 + kHeapSlack));
+    pool.resize(static_cast<std::size_t>(offset[n]));
+    HeapEntry* heap = pool.data();
 #pragma omp parallel num_threads(threads) if (parallel)
     {
       // mark[k] = (p + 1) << 32 | (position of k in N(p)) for the members of N(p): a scan of
@@ -582,11 +472,6 @@ class Loop {
         }
       }
     }
-    heap_.rebuild([threads](std::int64_t first, std::int64_t last, const auto& f) {
-      const int team = last - first >= kParallelLevel ? threads : 1;
-#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
-      for (std::int64_t i = first; i < last; ++i) f(i);
-    });
     live_edges_ = offset[n];
     pushes_ = offset[n];
   }
@@ -707,7 +592,7 @@ class Loop {
     }
     for (std::size_t t = 0; t < dn; ++t) {
       const Id m = nb_[t];
-      heap_.push(HeapEntry{keys_[t], m, n});
+      queue_.push(HeapEntry{keys_[t], m, n});
       alive_[m] = 1;
     }
     pushes_ += static_cast<std::int64_t>(dn);
@@ -894,40 +779,6 @@ class Loop {
     return nope_key(m, n, c);
   }
 
-  /// Drops entries with a dead end and re-heapifies, on all threads for a large heap. Each
-  /// thread packs its contiguous share in place, then the shares are moved together: the
-  /// survivors keep their order, as with one thread. Order-neutral anyway: entries are unique.
-  void compact_heap() {
-    HeapEntry* entries = heap_.data();
-    const std::size_t size = heap_.size();
-    const bool parallel = size >= kParallelHeap;
-    const auto shares = static_cast<std::size_t>(parallel ? team_->size() : 1);
-    std::vector<std::size_t> kept(shares, 0);
-    auto pack = [&](int, std::int64_t t) {
-      const std::size_t lo = size * static_cast<std::size_t>(t) / shares;
-      const std::size_t hi = size * static_cast<std::size_t>(t + 1) / shares;
-      std::size_t w = lo;
-      for (std::size_t r = lo; r < hi; ++r) {
-        const HeapEntry e = entries[r];
-        entries[w] = e;
-        w += (alive_[e.lo] & alive_[e.hi]) != 0;
-      }
-      kept[t] = w - lo;
-    };
-    team_->for_each(static_cast<std::int64_t>(shares), 1, parallel, pack);
-    std::size_t at = kept[0];
-    for (std::size_t t = 1; t < shares; ++t) {
-      std::memmove(entries + at, entries + size * t / shares, kept[t] * sizeof(HeapEntry));
-      at += kept[t];
-    }
-    heap_.resize(at);
-    heap_.rebuild([this](std::int64_t first, std::int64_t last, const auto& f) {
-      auto body = [&f, first](int, std::int64_t i) { f(first + i); };
-      team_->for_each(last - first, kLevelChunk, last - first >= kParallelLevel, body);
-    });
-    release_free_memory();
-  }
-
   // ---- dense phase: bitset adjacency ---------------------------------------------------------
   //
   // Late in a run the coarse graph is dense (hundreds of neighbours per super-node) and the
@@ -1060,17 +911,12 @@ class Loop {
   std::vector<float> sigma_;
   // The position in N(n) of each member during one merge.
   std::vector<std::uint32_t> mark_pos_;
-  QuadHeap heap_;
+  PairQueue queue_;
   std::int64_t live_edges_ = 0;
   // Dense phase.
   static constexpr std::int64_t kDenseFactor = 1024;
   // Dead heap entries allowed beyond a quarter of the live edges before a compaction.
   static constexpr std::int64_t kHeapSlack = 16384;
-  // A heap compaction over this many entries runs on all threads, and a heap level this wide
-  // is split into chunks of kLevelChunk nodes.
-  static constexpr std::size_t kParallelHeap = std::size_t{1} << 16;
-  static constexpr std::int64_t kParallelLevel = 4096;
-  static constexpr std::int64_t kLevelChunk = 1024;
   static constexpr std::int64_t kPrefetch = 6;
   static constexpr std::size_t kInitPrefetch = 2;
   // A merge with this many new pairs scores them on all threads (arxiv-sized NOPE* to 0.01:
