@@ -34,6 +34,7 @@ namespace {
 using detail::CacheLineAllocator;
 using detail::HeapEntry;
 using detail::Id;
+using detail::LiveIds;
 using detail::PairQueue;
 
 /// NOPE keeps <x_i, x_j> next to each adjacency entry (design note §5.3): vectors never change
@@ -264,12 +265,6 @@ struct Scratch {
   std::vector<InsideEdge> inside;     // NOPE: the edges found by this thread, pair by pair
 };
 
-/// Whether an id is live, from the loop's states (0 = dead).
-struct Live {
-  const std::uint8_t* state;
-  bool operator()(Id id) const { return state[id] != 0; }
-};
-
 template <bool kNope>
 class Loop {
  public:
@@ -314,7 +309,7 @@ class Loop {
     report_progress(opt_.progress, "coarsen", 0, needed);
     while (live > target) {
       HeapEntry top{};
-      if (!queue_.pop_live(top, Live{alive_.data()}, *team_)) break;
+      if (!queue_.pop_live(top, LiveIds{alive_.data()}, *team_)) break;
       const Id n = static_cast<Id>(n_ + k);
       maybe_use_bitset(live, n);
       merge(top.lo, top.hi, n);
@@ -326,7 +321,7 @@ class Loop {
       --live;
       // Each live edge has one entry; the dead ones are dropped once they are a quarter of that.
       if (queue_.size() > static_cast<std::size_t>(live_edges_ + live_edges_ / 4 + kHeapSlack)) {
-        queue_.compact(Live{alive_.data()}, *team_);
+        queue_.compact(LiveIds{alive_.data()}, *team_);
         release_free_memory();
       }
       if (k % kReportEvery == 0) report_progress(opt_.progress, "coarsen", k, needed);

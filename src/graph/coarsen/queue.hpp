@@ -127,6 +127,12 @@ class QuadHeap {
   After after_;
 };
 
+/// Whether an id is live, from one state byte per id (0 = dead), as the merge loop keeps them.
+struct LiveIds {
+  const std::uint8_t* state;
+  bool operator()(Id id) const { return state[id] != 0; }
+};
+
 /// The merge loop's queue of candidate pairs. It pops entries in the (key, lo, hi) order, as
 /// one heap holding all of them would, but keeps only the entries below a bound in a heap
 /// (`near_`, a few percent of all, small enough for the core's cache) and the rest unsorted in
@@ -200,14 +206,14 @@ class PairQueue {
       bound_ = sample_[rank];
     }
     near_.resize(0);
-    if (near_cap_ == 0) {
+    if (!reserved_) {
       // Room for twice the first refill's share (the largest: the pool shrinks), taken once:
       // buffers that double, each freed, raise glibc's mmap threshold and with it the peak
       // memory (by 40-50 MB at N = 10^6).
-      near_cap_ = 2 * want;
-      near_.reserve(near_cap_);
+      reserved_ = true;
+      near_.reserve(2 * want);
       below_.resize(static_cast<std::size_t>(team.size()));
-      for (auto& b : below_) b.reserve(near_cap_ / below_.size());
+      for (auto& b : below_) b.reserve(2 * want / below_.size());
     }
     pool_.resize(partition(pool_.data(), size, live, &below_, team));
     std::size_t count = 0;
@@ -279,7 +285,7 @@ class PairQueue {
   static constexpr std::int64_t kParallelLevel = 4096;
   static constexpr std::int64_t kLevelChunk = 1024;
   std::size_t near_min_, near_share_;
-  std::size_t near_cap_ = 0;
+  bool reserved_ = false;
   QuadHeap near_;
   std::vector<HeapEntry> pool_;
   // Everything is pushed to the pool until the first pop.

@@ -16,11 +16,6 @@ namespace {
 
 using Tuple = std::tuple<double, Id, Id>;
 
-struct LiveIds {
-  const std::vector<std::uint8_t>* alive;
-  bool operator()(Id id) const { return (*alive)[id] != 0; }
-};
-
 /// The queue against an ordered set of all entries: every pop_live must return the smallest
 /// entry with both ends live, whatever the bound, the refills and the compactions did. Ids die
 /// and never come back, as in the merge loop. Returns the first mismatch, or "".
@@ -46,13 +41,13 @@ std::string check_against_set(int threads, std::size_t near_min, std::size_t nea
     } else if (op < 6) {
       alive[static_cast<Id>(a) % kIds] = 0;
     } else if (op < 7) {
-      queue.compact(LiveIds{&alive}, team);
+      queue.compact(LiveIds{alive.data()}, team);
       for (auto it = all.begin(); it != all.end();) {
         it = alive[std::get<1>(*it)] && alive[std::get<2>(*it)] ? std::next(it) : all.erase(it);
       }
     } else {
       HeapEntry top{};
-      const bool found = queue.pop_live(top, LiveIds{&alive}, team);
+      const bool found = queue.pop_live(top, LiveIds{alive.data()}, team);
       bool expected = false;
       Tuple want{};
       while (!all.empty()) {
