@@ -57,6 +57,7 @@ class QuadHeap {
   QuadHeap() : v_(kPad) {}
   bool empty() const { return v_.size() == kPad; }
   std::size_t size() const { return v_.size() - kPad; }
+  const HeapEntry& top() const { return v_[kPad]; }
   HeapEntry* data() { return v_.data() + kPad; }
   void reserve(std::size_t n) { v_.reserve(n + kPad); }
   void resize(std::size_t n) { v_.resize(n + kPad); }
@@ -162,6 +163,10 @@ class PairQueue {
       pool_.push_back(e);
     }
   }
+
+  /// The entry the next pop will see first, if the heap holds one (it may be stale, and a
+  /// push may still come before it): for prefetching only.
+  const HeapEntry* peek() const { return near_.empty() ? nullptr : &near_.top(); }
 
   /// Pops entries until one with both ends live (live(id) != 0); false when none is left.
   template <class Live>
