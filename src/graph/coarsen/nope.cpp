@@ -563,11 +563,9 @@ class Loop {
       // sigma_n from scratch; sigma_m updated as the reference does (design note §3.1). The
       // dot products read dn feature rows in random order.
       const float* xn = features_.row(n);
-      for (std::int64_t t = 0; t < std::min(dn_signed, kPrefetch); ++t) {
-        prefetch_row(features_.row(nb_[t]), d_);
-      }
-      auto dot = [&](int, std::int64_t t) {
-        if (t + kPrefetch < dn_signed) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
+      // Each thread prefetches the rows of its own chunk only (see score_by_lists).
+      auto dot = [&](std::int64_t t, std::int64_t last) {
+        if (t + kPrefetch < last) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
         const Id m = nb_[t];
         const float dmn = row_dot(features_.row(m), xn, d_);
         ln[t] = IdDot{m, dmn};
@@ -580,7 +578,13 @@ class Loop {
         alive_[m] = kMarked;
         mark_pos_[m] = static_cast<std::uint32_t>(t);
       };
-      team_->for_each(dn_signed, kPairChunk, parallel, dot);
+      auto chunk = [&](int, std::int64_t first, std::int64_t last) {
+        for (std::int64_t t = first; t < std::min(last, first + kPrefetch); ++t) {
+          prefetch_row(features_.row(nb_[t]), d_);
+        }
+        for (std::int64_t t = first; t < last; ++t) dot(t, last);
+      };
+      team_->for_ranges(dn_signed, kPairChunk, parallel, chunk);
       sigma_[n] =
           detail::pairwise_sum(dn_signed, [&ln](std::int64_t t) { return ln[t].dot * ln[t].dot; });
     } else {
@@ -626,10 +630,10 @@ class Loop {
 
   /// Replaces u and v by n in N(m), m = nb_[t], and updates m's live degree: lazily (n is
   /// appended, dead entries stay until the list is compacted), or exactly for NOPE in the dense
-  /// phase, whose sums read the lists by rank. Only the thread that scores (m, n) touches N(m),
-  /// and the buffer never grows, so it never moves while another thread prefetches it: N(m)
-  /// still holds u or v (or the list scan has just dropped them), and a full list drops its
-  /// dead entries first.
+  /// phase, whose sums read the lists by rank. Only the thread that scores (m, n) touches N(m)
+  /// (and prefetches it, as pairs are prefetched within a thread's chunk). The buffer never
+  /// grows, so the pair loops allocate nothing: N(m) still holds u or v (or the list scan has
+  /// just dropped them), and a full list drops its dead entries first.
   void join(std::size_t t, Id u, Id v, Id n) {
     const Id m = nb_[t];
     auto& lm = node_[m].list;
@@ -683,41 +687,28 @@ class Loop {
     const std::uint32_t* pos = mark_pos_.data();
     const float* xn = features_.row(n);
     const Entry* ln = node_[n].list.data();
-    // The first pairs' lists (from the entry above m) and rows; the loop asks for those of
-    // pair t + 3 and t + kPrefetch at pair t.
-    for (std::int64_t t = 0; t < std::min<std::int64_t>(dn, 3); ++t) {
-      const Id m = nb_[t];
-      const char* p = reinterpret_cast<const char*>(node_[m].list.data() + above_[m]);
-      __builtin_prefetch(p);
-      __builtin_prefetch(p + 64);
-    }
-    if constexpr (!kNope) {
-      for (std::int64_t t = 0; t < std::min(dn, kPrefetch); ++t) {
-        prefetch_row(features_.row(nb_[t]), d_);
-      }
-    }
-    auto pair = [&](int thread, std::int64_t t) {
+    auto pair = [&](int thread, std::int64_t t, std::int64_t last) {
       Scratch& sc = scratch_[static_cast<std::size_t>(thread)];
       // Lists and feature rows are scattered: the node record and row slot eight
       // pairs ahead, the list and the feature row a few pairs ahead (their addresses
       // are then in cache), so that the two streams of misses overlap.
-      if (t + 8 < dn) {
+      if (t + 8 < last) {
         const Id ahead = nb_[t + 8];
         __builtin_prefetch(&node_[ahead]);
         __builtin_prefetch(&above_[ahead]);
         if constexpr (!kNope) features_.prefetch_slot(ahead);
       }
-      if (t + 3 < dn) {
+      if (t + 3 < last) {
         // The whole list up to 1 KiB (the scan's part alone, from above_, measured the same).
-        // (The capacity: another thread may be appending to that list; its buffer stays put.)
+        // The pair is in this thread's chunk, so no other thread edits that list.
         const auto& ahead = node_[nb_[t + 3]].list;
         const char* p = reinterpret_cast<const char*>(ahead.data());
-        const std::size_t bytes = std::min<std::size_t>(ahead.capacity() * sizeof(Entry), 1024);
+        const std::size_t bytes = std::min<std::size_t>(ahead.size() * sizeof(Entry), 1024);
         for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
       }
       const Id m = nb_[t];
       if constexpr (!kNope) {
-        if (t + kPrefetch < dn) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
+        if (t + kPrefetch < last) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
         dist_[t] = row_distance(features_.row(m), xn, d_);
       }
       std::uint32_t* count = sc.count.data();
@@ -787,7 +778,28 @@ class Loop {
       }
       join(static_cast<std::size_t>(t), u, v, n);
     };
-    team_->for_each(dn, kPairChunk, parallel, pair);
+    // A thread prefetches only within the chunk it runs, and starts each chunk by asking for
+    // its first pairs' records, lists (from the entry above m) and rows.
+    auto chunk = [&](int thread, std::int64_t first, std::int64_t last) {
+      for (std::int64_t t = first; t < std::min(last, first + 8); ++t) {
+        __builtin_prefetch(&node_[nb_[t]]);
+        __builtin_prefetch(&above_[nb_[t]]);
+        if constexpr (!kNope) features_.prefetch_slot(nb_[t]);
+      }
+      for (std::int64_t t = first; t < std::min(last, first + 3); ++t) {
+        const Id m = nb_[t];
+        const char* p = reinterpret_cast<const char*>(node_[m].list.data() + above_[m]);
+        __builtin_prefetch(p);
+        __builtin_prefetch(p + 64);
+      }
+      if constexpr (!kNope) {
+        for (std::int64_t t = first; t < std::min(last, first + kPrefetch); ++t) {
+          prefetch_row(features_.row(nb_[t]), d_);
+        }
+      }
+      for (std::int64_t t = first; t < last; ++t) pair(thread, t, last);
+    };
+    team_->for_ranges(dn, kPairChunk, parallel, chunk);
     if constexpr (kNope) {
       sum_.assign(static_cast<std::size_t>(dn), 0.0f);
       for (std::int64_t t = 0; t < dn; ++t) {

@@ -39,11 +39,23 @@ class Team {
   /// `body` must not throw. With `parallel` false the caller runs all of them.
   template <class F>
   void for_each(std::int64_t n, std::int64_t chunk, bool parallel, F& body) {
+    auto range = [&body](int thread, std::int64_t first, std::int64_t last) {
+      for (std::int64_t t = first; t < last; ++t) body(thread, t);
+    };
+    for_ranges(n, chunk, parallel, range);
+  }
+
+  /// The same with body(thread, first, last) called once per chunk [first, last) (the whole
+  /// [0, n) when not parallel), so that the body can prefetch within what it runs.
+  template <class F>
+  void for_ranges(std::int64_t n, std::int64_t chunk, bool parallel, F& body) {
     if (!parallel || helpers_.empty()) {
-      for (std::int64_t t = 0; t < n; ++t) body(0, t);
+      if (n > 0) body(0, std::int64_t{0}, n);
       return;
     }
-    call_ = [](void* f, int thread, std::int64_t t) { (*static_cast<F*>(f))(thread, t); };
+    call_ = [](void* f, int thread, std::int64_t first, std::int64_t last) {
+      (*static_cast<F*>(f))(thread, first, last);
+    };
     body_ = &body;
     n_ = n;
     chunk_ = chunk;
@@ -76,7 +88,7 @@ class Team {
       const std::int64_t first = next_.fetch_add(chunk_, std::memory_order_relaxed);
       if (first >= n_) return;
       const std::int64_t last = first + chunk_ < n_ ? first + chunk_ : n_;
-      for (std::int64_t t = first; t < last; ++t) call_(body_, thread, t);
+      call_(body_, thread, first, last);
     }
   }
 
@@ -107,7 +119,7 @@ class Team {
   // nodes to 0.01: 5.09 s against 4.58 s on average over six runs).
   static constexpr int kSpins = 1 << 17;
   std::vector<std::thread> helpers_;
-  void (*call_)(void*, int, std::int64_t) = nullptr;
+  void (*call_)(void*, int, std::int64_t, std::int64_t) = nullptr;
   void* body_ = nullptr;
   std::int64_t n_ = 0;
   std::int64_t chunk_ = 1;
