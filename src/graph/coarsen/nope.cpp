@@ -565,6 +565,11 @@ class Loop {
       const float* xn = features_.row(n);
       // Each thread prefetches the rows of its own chunk only (see score_by_lists).
       auto dot = [&](std::int64_t t, std::int64_t last) {
+        if (t + 2 * kPrefetch < last) {
+          const Id ahead = nb_[t + 2 * kPrefetch];
+          features_.prefetch_slot(ahead);
+          __builtin_prefetch(&sigma_[ahead]);
+        }
         if (t + kPrefetch < last) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
         const Id m = nb_[t];
         const float dmn = row_dot(features_.row(m), xn, d_);
@@ -579,6 +584,10 @@ class Loop {
         mark_pos_[m] = static_cast<std::uint32_t>(t);
       };
       auto chunk = [&](int, std::int64_t first, std::int64_t last) {
+        for (std::int64_t t = first; t < std::min(last, first + 2 * kPrefetch); ++t) {
+          features_.prefetch_slot(nb_[t]);
+          __builtin_prefetch(&sigma_[nb_[t]]);
+        }
         for (std::int64_t t = first; t < std::min(last, first + kPrefetch); ++t) {
           prefetch_row(features_.row(nb_[t]), d_);
         }
