@@ -9,6 +9,8 @@
 #include <iterator>
 #include <limits>
 
+#include "birkhoff/core/system.hpp"
+
 namespace birkhoff::io {
 namespace {
 
@@ -106,22 +108,46 @@ std::size_t payload_bytes(DType dtype, std::span<const std::int64_t> shape) {
   return count * dtype_size(dtype);
 }
 
-std::vector<std::byte> read_file(const std::string& path) {
+/// Opens a regular file for reading; returns its size.
+std::size_t open_file(const std::string& path, std::ifstream& in) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw InvalidInput(path + ": is a directory");
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
     throw InvalidInput(path + ": not a regular file");
-  std::ifstream in(path, std::ios::binary);
+  in.open(path, std::ios::binary);
   if (!in) throw InvalidInput(path + ": cannot open file");
-  std::vector<std::byte> data;
   in.seekg(0, std::ios::end);
   const auto size = in.tellg();
   if (size < 0) throw InvalidInput(path + ": cannot read file");
   in.seekg(0, std::ios::beg);
-  data.resize(static_cast<std::size_t>(size));
-  in.read(reinterpret_cast<char*>(data.data()), size);
+  return static_cast<std::size_t>(size);
+}
+
+void read_into(std::ifstream& in, void* out, std::size_t bytes, const std::string& path) {
+  in.read(static_cast<char*>(out), static_cast<std::streamsize>(bytes));
   if (!in) throw InvalidInput(path + ": cannot read file");
+}
+
+std::vector<std::byte> read_file(const std::string& path) {
+  std::ifstream in;
+  std::vector<std::byte> data(open_file(path, in));
+  read_into(in, data.data(), data.size(), path);
   return data;
+}
+
+/// The bytes before the data of a .npy file (magic, version, header length and header), from
+/// its first kHeaderPrefix bytes (fewer if the file is shorter).
+constexpr std::size_t kHeaderPrefix = kMagicLen + 6;
+std::size_t header_end(std::span<const std::byte> data, const std::string& name) {
+  if (data.size() < kMagicLen + 4 || std::memcmp(data.data(), kMagic, kMagicLen) != 0)
+    throw InvalidInput(name + ": not a .npy file (bad magic)");
+  const int major = std::to_integer<int>(data[kMagicLen]);
+  if (major == 1) return kMagicLen + 4 + read_u16(data.data() + kMagicLen + 2);
+  if (major == 2 || major == 3) {
+    if (data.size() < kMagicLen + 6) throw InvalidInput(name + ": truncated .npy header");
+    return kMagicLen + 6 + std::size_t{read_u32(data.data() + kMagicLen + 2)};
+  }
+  throw InvalidInput(name + ": unsupported .npy format version " + std::to_string(major));
 }
 
 }  // namespace
@@ -165,27 +191,18 @@ std::int64_t NpyArray::size() const {
   return n;
 }
 
-NpyArray parse_npy(std::span<const std::byte> data, const std::string& name) {
-  if (data.size() < kMagicLen + 4 || std::memcmp(data.data(), kMagic, kMagicLen) != 0)
-    throw InvalidInput(name + ": not a .npy file (bad magic)");
-  const int major = std::to_integer<int>(data[kMagicLen]);
-  std::size_t header_len = 0;
-  std::size_t offset = 0;
-  if (major == 1) {
-    header_len = read_u16(data.data() + kMagicLen + 2);
-    offset = kMagicLen + 4;
-  } else if (major == 2 || major == 3) {
-    if (data.size() < kMagicLen + 6) throw InvalidInput(name + ": truncated .npy header");
-    header_len = read_u32(data.data() + kMagicLen + 2);
-    offset = kMagicLen + 6;
-  } else {
-    throw InvalidInput(name + ": unsupported .npy format version " + std::to_string(major));
-  }
-  if (offset + header_len > data.size()) throw InvalidInput(name + ": truncated .npy header");
-  const std::string header(reinterpret_cast<const char*>(data.data() + offset), header_len);
-  offset += header_len;
+namespace {
 
-  NpyArray array;
+/// dtype and shape from a .npy header into `array`; `data` holds at least the header, and
+/// `file_size` is the size of the whole file, checked against the shape. Returns the size of
+/// the data in bytes.
+std::size_t parse_header(std::span<const std::byte> data, std::size_t file_size,
+                         const std::string& name, NpyArray& array) {
+  const std::size_t offset = header_end(data, name);
+  if (offset > data.size()) throw InvalidInput(name + ": truncated .npy header");
+  const std::size_t start = data[kMagicLen] == std::byte{1} ? kMagicLen + 4 : kMagicLen + 6;
+  const std::string header(reinterpret_cast<const char*>(data.data() + start), offset - start);
+
   std::string descr = header_field(header, "descr", name);
   descr.erase(std::remove(descr.begin(), descr.end(), '\''), descr.end());
   if (descr.size() == 3 && descr[0] == '=') descr[0] = '<';
@@ -228,22 +245,52 @@ NpyArray parse_npy(std::span<const std::byte> data, const std::string& name) {
   // The header is untrusted: check the element count for overflow before using it.
   std::size_t count = 1;
   for (auto extent : array.shape) {
-    if (extent != 0 && count > (data.size() - offset) / static_cast<std::size_t>(extent))
+    if (extent != 0 && count > (file_size - offset) / static_cast<std::size_t>(extent))
       throw InvalidInput(name + ": .npy shape does not match the file size (truncated or corrupt)");
     count *= static_cast<std::size_t>(extent);
   }
   const std::size_t bytes = count * dtype_size(array.dtype);
-  if (data.size() - offset < bytes)
-    throw InvalidInput(name + ": truncated .npy data (" + std::to_string(data.size() - offset) +
+  if (file_size - offset < bytes)
+    throw InvalidInput(name + ": truncated .npy data (" + std::to_string(file_size - offset) +
                        " of " + std::to_string(bytes) + " bytes)");
+  return bytes;
+}
+
+}  // namespace
+
+NpyArray parse_npy(std::span<const std::byte> data, const std::string& name) {
+  NpyArray array;
+  const std::size_t bytes = parse_header(data, data.size(), name, array);
+  const std::size_t offset = header_end(data, name);
   array.bytes.assign(data.begin() + static_cast<std::ptrdiff_t>(offset),
                      data.begin() + static_cast<std::ptrdiff_t>(offset + bytes));
   return array;
 }
 
 NpyArray read_npy(const std::string& path) {
-  const auto data = read_file(path);
-  return parse_npy(data, path);
+  // The header first, then the data straight into the array's buffer: one copy of the data in
+  // memory, not two.
+  std::ifstream in;
+  const std::size_t file_size = open_file(path, in);
+  std::vector<std::byte> head(std::min(file_size, kHeaderPrefix));
+  read_into(in, head.data(), head.size(), path);
+  const std::size_t offset = header_end(head, path);
+  if (offset > file_size) throw InvalidInput(path + ": truncated .npy header");
+  const std::size_t have = head.size();
+  if (offset > have) {
+    head.resize(offset);
+    read_into(in, head.data() + have, offset - have, path);
+  }
+  NpyArray array;
+  const std::size_t bytes = parse_header(head, file_size, path, array);
+  in.seekg(static_cast<std::streamoff>(offset));
+  // Large arrays (feature matrices read row by row in random order) go on huge pages, as
+  // NumPy's own large arrays do.
+  array.bytes.reserve(bytes);
+  advise_huge_pages(array.bytes.data(), bytes);
+  array.bytes.resize(bytes);
+  read_into(in, array.bytes.data(), bytes, path);
+  return array;
 }
 
 std::vector<std::byte> encode_npy(DType dtype, std::span<const std::int64_t> shape,

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace birkhoff {
@@ -10,5 +11,11 @@ std::int64_t peak_rss_bytes();
 /// The thread count a parallel region should use: `requested` when positive, else the OpenMP
 /// default (OMP_NUM_THREADS or the number of cores).
 int resolve_threads(int requested);
+
+/// Asks the kernel to back the whole 2 MiB pages inside [data, data + bytes) with transparent
+/// huge pages (Linux `madvise(MADV_HUGEPAGE)`), as NumPy does for its large arrays: rows read in
+/// random order then miss the TLB far less. Call it before the pages are first written. Does
+/// nothing for ranges under 4 MiB, elsewhere than Linux, or where the kernel declines.
+void advise_huge_pages(void* data, std::size_t bytes);
 
 }  // namespace birkhoff

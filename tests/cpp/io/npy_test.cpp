@@ -49,6 +49,42 @@ TEST(Npy, RejectsGarbageMissingAndTruncatedFiles) {
   std::remove(path.c_str());
 }
 
+// read_npy reads the header first and then the data into the array's buffer; every cut of a
+// file must still be caught, and a large array (huge-page advice) must come back exactly.
+TEST(Npy, ReadsHeaderThenDataAndCatchesEveryTruncation) {
+  const std::vector<double> v = {1.0, -2.5, 3.25, 4.0, 5.5, -6.0};
+  const std::vector<std::int64_t> shape = {2, 3};
+  const auto bytes = encode_npy(DType::Float64, shape, v.data());
+  const auto path = temp_path("cut.npy");
+  for (std::size_t cut = 0; cut < bytes.size(); ++cut) {
+    {
+      std::ofstream out(path, std::ios::binary);
+      out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(cut));
+    }
+    EXPECT_THROW(read_npy(path), InvalidInput) << "cut at " << cut;
+  }
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
+    out << "trailing bytes are ignored";
+  }
+  const auto back = read_npy(path);
+  EXPECT_EQ(back.shape, shape);
+  const auto d = back.as<double>("v");
+  EXPECT_EQ(std::vector<double>(d.begin(), d.end()), v);
+
+  std::vector<float> big(3 << 20);
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i % 9973) - 17.5f;
+  const std::vector<std::int64_t> big_shape = {3 << 10, 1 << 10};
+  write_npy(path, std::span<const std::int64_t>(big_shape), big.data());
+  const auto big_back = read_npy(path);
+  EXPECT_EQ(big_back.shape, big_shape);
+  const auto f = big_back.as<float>("big");
+  EXPECT_EQ(std::memcmp(f.data(), big.data(), big.size() * sizeof(float)), 0);
+  std::remove(path.c_str());
+}
+
 TEST(Npy, RejectsShapesWhoseSizeOverflowsAndDirectories) {
   // A crafted header whose element count wraps around must not pass the size check.
   for (const char* shape : {"(2305843009213693953, 1)", "(4611686018427387905, 4)"}) {
