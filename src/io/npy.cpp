@@ -135,17 +135,24 @@ std::vector<std::byte> read_file(const std::string& path) {
   return data;
 }
 
-/// The bytes before the data of a .npy file (magic, version, header length and header), from
-/// its first kHeaderPrefix bytes (fewer if the file is shorter).
-constexpr std::size_t kHeaderPrefix = kMagicLen + 6;
-std::size_t header_end(std::span<const std::byte> data, const std::string& name) {
+/// Where a .npy file's header text starts and where its data starts, read from the magic,
+/// the version and the header length: the first kLayoutBytes bytes of the file (fewer if the
+/// file is shorter).
+struct Layout {
+  std::size_t header = 0;
+  std::size_t data = 0;
+};
+constexpr std::size_t kLayoutBytes = kMagicLen + 6;
+Layout layout_of(std::span<const std::byte> data, const std::string& name) {
   if (data.size() < kMagicLen + 4 || std::memcmp(data.data(), kMagic, kMagicLen) != 0)
     throw InvalidInput(name + ": not a .npy file (bad magic)");
   const int major = std::to_integer<int>(data[kMagicLen]);
-  if (major == 1) return kMagicLen + 4 + read_u16(data.data() + kMagicLen + 2);
+  if (major == 1) {
+    return {kMagicLen + 4, kMagicLen + 4 + std::size_t{read_u16(data.data() + kMagicLen + 2)}};
+  }
   if (major == 2 || major == 3) {
     if (data.size() < kMagicLen + 6) throw InvalidInput(name + ": truncated .npy header");
-    return kMagicLen + 6 + std::size_t{read_u32(data.data() + kMagicLen + 2)};
+    return {kMagicLen + 6, kMagicLen + 6 + std::size_t{read_u32(data.data() + kMagicLen + 2)}};
   }
   throw InvalidInput(name + ": unsupported .npy format version " + std::to_string(major));
 }
@@ -198,10 +205,11 @@ namespace {
 /// the data in bytes.
 std::size_t parse_header(std::span<const std::byte> data, std::size_t file_size,
                          const std::string& name, NpyArray& array) {
-  const std::size_t offset = header_end(data, name);
+  const Layout layout = layout_of(data, name);
+  const std::size_t offset = layout.data;
   if (offset > data.size()) throw InvalidInput(name + ": truncated .npy header");
-  const std::size_t start = data[kMagicLen] == std::byte{1} ? kMagicLen + 4 : kMagicLen + 6;
-  const std::string header(reinterpret_cast<const char*>(data.data() + start), offset - start);
+  const std::string header(reinterpret_cast<const char*>(data.data() + layout.header),
+                           offset - layout.header);
 
   std::string descr = header_field(header, "descr", name);
   descr.erase(std::remove(descr.begin(), descr.end(), '\''), descr.end());
@@ -261,7 +269,7 @@ std::size_t parse_header(std::span<const std::byte> data, std::size_t file_size,
 NpyArray parse_npy(std::span<const std::byte> data, const std::string& name) {
   NpyArray array;
   const std::size_t bytes = parse_header(data, data.size(), name, array);
-  const std::size_t offset = header_end(data, name);
+  const std::size_t offset = layout_of(data, name).data;
   array.bytes.assign(data.begin() + static_cast<std::ptrdiff_t>(offset),
                      data.begin() + static_cast<std::ptrdiff_t>(offset + bytes));
   return array;
@@ -272,9 +280,9 @@ NpyArray read_npy(const std::string& path) {
   // memory, not two.
   std::ifstream in;
   const std::size_t file_size = open_file(path, in);
-  std::vector<std::byte> head(std::min(file_size, kHeaderPrefix));
+  std::vector<std::byte> head(std::min(file_size, kLayoutBytes));
   read_into(in, head.data(), head.size(), path);
-  const std::size_t offset = header_end(head, path);
+  const std::size_t offset = layout_of(head, path).data;
   if (offset > file_size) throw InvalidInput(path + ": truncated .npy header");
   const std::size_t have = head.size();
   if (offset > have) {
