@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -71,6 +73,33 @@ def as_float(value, name: str, optional: bool = False):
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name}: expected a number, got {value!r}")
     return float(value)
+
+
+def as_length(value, name: str) -> float:
+    """A positive finite length whose square is a normal double (blur, reach, diameter)."""
+    v = as_float(value, name)
+    if not (np.isfinite(v) and v > 0):
+        raise ValueError(f"{name}: must be positive and finite, got {v}")
+    if not np.isfinite(v * v) or v * v < np.finfo(np.float64).tiny:
+        raise ValueError(f"{name}: its square must be a normal double (between 1e-154 and "
+                         f"1e154), got {v}")
+    return v
+
+
+@contextlib.contextmanager
+def argument_names(names: dict):
+    """Renames the argument an error of the core names (``epsilon`` -> ``blur``).
+
+    The core's messages start with its argument name; a front end that exposes the value
+    under another name maps it here, so the user reads the name they typed.
+    """
+    try:
+        yield
+    except (TypeError, ValueError) as e:
+        head, sep, rest = str(e).partition(": ")
+        if sep and head in names:
+            raise type(e)(f"{names[head]}: {rest}") from None
+        raise
 
 
 def progress_callback(progress):

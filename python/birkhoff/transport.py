@@ -13,7 +13,16 @@ import warnings
 import numpy as np
 
 from . import _birkhoff
-from ._arrays import _as_array, as_float, as_int, as_points, as_weights, progress_callback
+from ._arrays import (
+    _as_array,
+    argument_names,
+    as_float,
+    as_int,
+    as_length,
+    as_points,
+    as_weights,
+    progress_callback,
+)
 
 __all__ = ["SamplesLoss", "SinkhornResult", "sinkhorn", "sinkhorn_divergence"]
 
@@ -183,15 +192,18 @@ def sinkhorn(x, y, a=None, b=None, *, blur=0.05, scaling=0.5, debias=False, half
     if reach is not None:
         reach_a = reach if reach_a is None else reach_a
         reach_b = reach if reach_b is None else reach_b
-    native = _birkhoff.sinkhorn(
-        x, y, a, b, bool(half_cost), as_float(reach_a, "reach_a", True),
-        as_float(reach_b, "reach_b", True), as_float(blur, "blur"), as_float(scaling, "scaling"),
-        as_float(diameter, "diameter", True),
-        [as_float(e, "epsilons") for e in (epsilons or [])],
-        as_int(iterations, "iterations"), str(update), bool(last_extrapolation),
-        as_float(tol, "tol", True), as_int(check_every, "check_every", 1),
-        as_float(marginal_tol, "marginal_tol"), as_int(num_threads, "num_threads", 0, 4096),
-        bool(debias), progress_callback(progress))
+    epsilons = [as_float(e, "epsilons") for e in (epsilons or [])]
+    # The core's epsilon is blur**2 (or the last value of an explicit schedule).
+    epsilon = epsilons[-1] if epsilons else as_length(blur, "blur") ** 2
+    with argument_names({} if epsilons else {"epsilon": "blur"}):
+        native = _birkhoff.sinkhorn(
+            x, y, a, b, bool(half_cost), as_float(reach_a, "reach_a", True),
+            as_float(reach_b, "reach_b", True), epsilon, as_float(scaling, "scaling"),
+            as_float(diameter, "diameter", True), epsilons,
+            as_int(iterations, "iterations"), str(update), bool(last_extrapolation),
+            as_float(tol, "tol", True), as_int(check_every, "check_every", 1),
+            as_float(marginal_tol, "marginal_tol"), as_int(num_threads, "num_threads", 0, 4096),
+            bool(debias), progress_callback(progress))
     result = SinkhornResult(native, x, y)
     if warn and not result.converged:
         warnings.warn(

@@ -9,7 +9,7 @@
 namespace birkhoff::transport::reference {
 
 std::vector<double> cost_matrix(MatrixView<const double> x, MatrixView<const double> y, Cost cost) {
-  const double cs = cost == Cost::HalfSqEuclidean ? 0.5 : 1.0;
+  const double cs = cost_scale(cost);
   std::vector<double> c(static_cast<std::size_t>(x.rows * y.rows));
   for (std::int64_t i = 0; i < x.rows; ++i)
     for (std::int64_t j = 0; j < y.rows; ++j) {
@@ -97,17 +97,19 @@ double dual(const std::vector<double>& f, const std::vector<double>& g, const Si
 DenseResult sinkhorn_dense(const OtProblem<double>& problem, const SinkhornOptions& options,
                            bool debias) {
   validate(problem, options);
-  const std::int64_t n = problem.x.rows, m = problem.y.rows;
-  const Side a = make_side(problem.a, n, problem.reach_a);
-  const Side b = make_side(problem.b, m, problem.reach_b);
-  const Side aa = make_side(problem.a, n, problem.reach_a);
-  const Side bb = make_side(problem.b, m, problem.reach_b);
-  const auto cxy = cost_matrix(problem.x, problem.y, problem.cost);
-  const auto cxx = cost_matrix(problem.x, problem.x, problem.cost);
-  const auto cyy = cost_matrix(problem.y, problem.y, problem.cost);
+  const auto& geom = problem.geometry;
+  const std::int64_t n = geom.n(), m = geom.m();
+  const auto ra = reach_a(problem.marginals), rb = reach_b(problem.marginals);
+  const Side a = make_side(problem.a, n, ra);
+  const Side b = make_side(problem.b, m, rb);
+  const Side aa = make_side(problem.a, n, ra);
+  const Side bb = make_side(problem.b, m, rb);
+  const auto cxy = cost_matrix(geom.x(), geom.y(), geom.cost());
+  const auto cxx = cost_matrix(geom.x(), geom.x(), geom.cost());
+  const auto cyy = cost_matrix(geom.y(), geom.y(), geom.cost());
   const double diameter =
-      options.diameter.value_or(std::max(bounding_diameter(problem.x, problem.y), options.blur));
-  const auto eps_list = epsilon_schedule(options, diameter);
+      options.diameter.value_or(std::max(geom.diameter(), std::sqrt(problem.epsilon)));
+  const auto eps_list = epsilon_schedule(options, problem.epsilon, diameter);
   std::vector<double> f(static_cast<std::size_t>(n), 0.0), g(static_cast<std::size_t>(m), 0.0);
   std::vector<double> faa = f, gbb = g;
   const bool alternating = options.update == Update::Alternating;

@@ -1,4 +1,4 @@
-#include "birkhoff/transport/plan.hpp"
+#include "birkhoff/transport/solution.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,15 +10,17 @@ namespace birkhoff::transport {
 namespace {
 
 using testing::Instance;
+using testing::Settings;
+using testing::to_vector;
 
-TEST(TransportPlan, ProductsMatchTheDensePlan) {
+TEST(Solution, ProductsMatchTheDensePlan) {
   for (bool use_float : {false, true}) {
     Instance<double> inst(53, 47, 6, 41, false, true);
-    SinkhornOptions o;
+    Settings o;
     o.blur = 0.5;
-    const auto r = sinkhorn(inst.problem(), o);
-    TransportPlan<double> plan(inst.problem(), r);
-    const auto p = plan.dense();
+    const auto r = sinkhorn(inst.problem(o.blur), o);
+    const auto& plan = r;
+    const auto p = plan.dense_plan();
     std::vector<double> v(static_cast<std::size_t>(inst.m * 3)),
         u(static_cast<std::size_t>(inst.n * 2));
     for (std::size_t k = 0; k < v.size(); ++k) v[k] = std::sin(static_cast<double>(k));
@@ -28,8 +30,8 @@ TEST(TransportPlan, ProductsMatchTheDensePlan) {
     const double tol = use_float ? 1e-5 : 1e-12;
     if (use_float) {
       Instance<float> fi(53, 47, 6, 41, false, true);
-      const auto rf = sinkhorn(fi.problem(), o);
-      TransportPlan<float> pf(fi.problem(), rf);
+      const auto rf = sinkhorn(fi.problem(o.blur), o);
+      const auto& pf = rf;
       std::vector<float> vf(v.begin(), v.end()), uf(u.begin(), u.end());
       std::vector<float> pvf(pv.size()), ptuf(ptu.size());
       pf.apply(MatrixView<const float>(vf.data(), inst.m, 3),
@@ -63,17 +65,17 @@ TEST(TransportPlan, ProductsMatchTheDensePlan) {
   }
 }
 
-TEST(TransportPlan, MarginalsAndBarycentricMapMatchTheDensePlan) {
+TEST(Solution, MarginalsAndBarycentricMapMatchTheDensePlan) {
   Instance<double> inst(40, 35, 3, 43);
   for (auto& v : inst.x) v += 10;  // far from the origin: the map must add the centre back
   for (auto& v : inst.y) v += 10;
-  SinkhornOptions o;
+  Settings o;
   o.blur = 0.3;
   o.iterations = 5000;
   o.tol = 1e-12;
-  const auto r = sinkhorn(inst.problem(), o);
-  TransportPlan<double> plan(inst.problem(), r);
-  const auto p = plan.dense();
+  const auto r = sinkhorn(inst.problem(o.blur), o);
+  const auto& plan = r;
+  const auto p = plan.dense_plan();
   const auto rows = plan.row_marginal();
   const auto cols = plan.col_marginal();
   const auto bar = plan.barycentric_map();
@@ -91,7 +93,7 @@ TEST(TransportPlan, MarginalsAndBarycentricMapMatchTheDensePlan) {
   double total = 0;
   for (double c : cols) total += c;
   EXPECT_NEAR(total, 1.0, 1e-6);
-  EXPECT_LT(r.marginal_error, 1e-6);
+  EXPECT_LT(r.report().marginal_error, 1e-6);
 }
 
 }  // namespace

@@ -1,0 +1,111 @@
+#include "birkhoff/transport/geometry.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "birkhoff/core/error.hpp"
+
+namespace birkhoff::transport {
+namespace {
+
+template <class T>
+void check_points(MatrixView<const T> p, const char* name) {
+  require(p.rows > 0, name, "the point cloud is empty (need at least one point)");
+  require(p.cols > 0, name, "points have dimension 0");
+  require(p.data != nullptr && p.stride >= p.cols, name, "invalid array");
+  for (std::int64_t i = 0; i < p.rows; ++i)
+    for (std::int64_t k = 0; k < p.cols; ++k)
+      if (!std::isfinite(static_cast<double>(p(i, k))))
+        throw InvalidInput(std::string(name) + ": non-finite value at row " + std::to_string(i) +
+                           ", column " + std::to_string(k));
+}
+
+// Centre of the joint bounding box of x and y.
+template <class T>
+std::vector<double> joint_centre(MatrixView<const T> x, MatrixView<const T> y) {
+  const std::int64_t d = x.cols;
+  std::vector<double> lo(static_cast<std::size_t>(d), std::numeric_limits<double>::infinity());
+  std::vector<double> hi(static_cast<std::size_t>(d), -std::numeric_limits<double>::infinity());
+  for (const auto& m : {x, y})
+    for (std::int64_t i = 0; i < m.rows; ++i)
+      for (std::int64_t k = 0; k < d; ++k) {
+        lo[static_cast<std::size_t>(k)] =
+            std::min(lo[static_cast<std::size_t>(k)], static_cast<double>(m(i, k)));
+        hi[static_cast<std::size_t>(k)] =
+            std::max(hi[static_cast<std::size_t>(k)], static_cast<double>(m(i, k)));
+      }
+  std::vector<double> c(static_cast<std::size_t>(d));
+  for (std::size_t k = 0; k < c.size(); ++k) c[k] = 0.5 * (lo[k] + hi[k]);
+  return c;
+}
+
+// Writes the centred rows of p and their folded squared norms cs |p_i - c|^2.
+template <class T>
+void centre_rows(MatrixView<const T> p, const std::vector<double>& centre, double cs,
+                 std::vector<T>& points, std::vector<T>& sqnorm) {
+  const std::int64_t n = p.rows, d = p.cols;
+  points.resize(static_cast<std::size_t>(n * d));
+  sqnorm.resize(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    double s = 0;
+    for (std::int64_t k = 0; k < d; ++k) {
+      const T v =
+          static_cast<T>(static_cast<double>(p(i, k)) - centre[static_cast<std::size_t>(k)]);
+      points[static_cast<std::size_t>(i * d + k)] = v;
+      s += static_cast<double>(v) * v;
+    }
+    sqnorm[static_cast<std::size_t>(i)] = static_cast<T>(cs * s);
+  }
+}
+
+}  // namespace
+
+double cost_scale(Cost cost) { return cost == Cost::HalfSqEuclidean ? 0.5 : 1.0; }
+
+template <class T>
+double bounding_diameter(MatrixView<const T> x, MatrixView<const T> y) {
+  double s = 0;
+  for (std::int64_t k = 0; k < x.cols; ++k) {
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (const auto& m : {x, y})
+      for (std::int64_t i = 0; i < m.rows; ++i) {
+        lo = std::min(lo, static_cast<double>(m(i, k)));
+        hi = std::max(hi, static_cast<double>(m(i, k)));
+      }
+    s += (hi - lo) * (hi - lo);
+  }
+  return std::sqrt(s);
+}
+
+template <class T>
+PointCloud<T>::PointCloud(MatrixView<const T> x, MatrixView<const T> y, Cost cost) {
+  check_points(x, "x");
+  check_points(y, "y");
+  require(x.cols == y.cols, "y",
+          "dimension mismatch: x has d = " + std::to_string(x.cols) +
+              ", y has d = " + std::to_string(y.cols));
+  auto data = std::make_shared<Data>();
+  data->diameter = bounding_diameter(x, y);
+  // Squared norms (relative to the centre of the data) must not overflow T.
+  require(std::isfinite(static_cast<T>(data->diameter * data->diameter)), "x",
+          "coordinates are too large: squared distances overflow " +
+              std::string(sizeof(T) == 4 ? "float32" : "float64"));
+  data->n = x.rows;
+  data->m = y.rows;
+  data->d = x.cols;
+  data->cost = cost;
+  data->centre = joint_centre(x, y);
+  const double cs = cost_scale(cost);
+  centre_rows(x, data->centre, cs, data->x, data->x_sqnorm);
+  centre_rows(y, data->centre, cs, data->y, data->y_sqnorm);
+  data_ = std::move(data);
+}
+
+template class PointCloud<float>;
+template class PointCloud<double>;
+template double bounding_diameter(MatrixView<const float>, MatrixView<const float>);
+template double bounding_diameter(MatrixView<const double>, MatrixView<const double>);
+
+}  // namespace birkhoff::transport
