@@ -38,8 +38,11 @@ print(json.dumps(dict(n=n, d=d, rho=rho, r=r, iterations=res.iterations, seconds
 
 
 def run(n, d, iters, rho, r, threads):
-    out = subprocess.run([sys.executable, "-c", CHILD, str(n), str(d), str(iters), str(rho),
-                          str(r), str(threads)], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(n), str(d), str(iters), str(rho), str(r), str(threads)],
+        capture_output=True,
+        text=True,
+    )
     if out.returncode != 0:
         print(json.dumps(dict(n=n, d=d, error=out.stderr.strip().splitlines()[-1:])), flush=True)
         return
@@ -58,8 +61,14 @@ def main():
     for n in args.sizes:
         for d in args.dims:
             run(n, d, args.iters, 0.9, 0.9, args.threads)
-    print(json.dumps(dict(total_s=round(time.perf_counter() - t, 1),
-                          parent_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3)))
+    print(
+        json.dumps(
+            dict(
+                total_s=round(time.perf_counter() - t, 1),
+                parent_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3,
+            )
+        )
+    )
 
 
 if __name__ == "__main__":

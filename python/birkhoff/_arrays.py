@@ -48,8 +48,10 @@ def _as_array(obj, name: str) -> np.ndarray:
         try:
             return np.from_dlpack(obj)
         except (BufferError, RuntimeError, TypeError, ValueError) as e:
-            raise TypeError(f"{name}: this tensor cannot be shared with numpy without a copy "
-                            f"({e}); pass a CPU float32/float64 tensor") from None
+            raise TypeError(
+                f"{name}: this tensor cannot be shared with numpy without a copy "
+                f"({e}); pass a CPU float32/float64 tensor"
+            ) from None
     if isinstance(obj, (list, tuple)):
         return np.asarray(obj, dtype=np.float64)
     raise TypeError(f"{name}: expected a numpy array or a DLPack tensor, got {type(obj).__name__}")

@@ -21,12 +21,33 @@ __all__ = ["Alignment", "align", "PRESETS"]
 
 #: The authors' hyper-parameters (shared/design/align.md §4.5).
 PRESETS = {
-    "gaussian": dict(lambda_edge=0.1, lambda_feature=0.9, gamma=0.1, max_iter=400,
-                     sinkhorn_sweeps=80, step=1e-4, init="similarity"),
-    "douban": dict(lambda_edge=0.2, lambda_feature=0.8, gamma=0.0, max_iter=1000,
-                   sinkhorn_sweeps=200, step=5e-3, init="random"),
-    "acmdblp": dict(lambda_edge=0.4, lambda_feature=0.6, gamma=0.01, max_iter=1000,
-                    sinkhorn_sweeps=200, step=1e-5, init="random"),
+    "gaussian": dict(
+        lambda_edge=0.1,
+        lambda_feature=0.9,
+        gamma=0.1,
+        max_iter=400,
+        sinkhorn_sweeps=80,
+        step=1e-4,
+        init="similarity",
+    ),
+    "douban": dict(
+        lambda_edge=0.2,
+        lambda_feature=0.8,
+        gamma=0.0,
+        max_iter=1000,
+        sinkhorn_sweeps=200,
+        step=5e-3,
+        init="random",
+    ),
+    "acmdblp": dict(
+        lambda_edge=0.4,
+        lambda_feature=0.6,
+        gamma=0.01,
+        max_iter=1000,
+        sinkhorn_sweeps=200,
+        step=1e-5,
+        init="random",
+    ),
 }
 
 
@@ -212,13 +233,27 @@ def align(
     if preset is not None and preset not in PRESETS:
         raise ValueError(f"preset: must be one of {sorted(PRESETS)}, got {preset!r}")
     defaults = PRESETS["gaussian" if preset is None else preset]
-    given = dict(lambda_edge=lambda_edge, lambda_feature=lambda_feature, gamma=gamma,
-                 max_iter=max_iter, sinkhorn_sweeps=sinkhorn_sweeps, step=step, init=init)
+    given = dict(
+        lambda_edge=lambda_edge,
+        lambda_feature=lambda_feature,
+        gamma=gamma,
+        max_iter=max_iter,
+        sinkhorn_sweeps=sinkhorn_sweeps,
+        step=step,
+        init=init,
+    )
     chosen = {k: defaults[k] if v is None else v for k, v in given.items()}
     lambda_edge, lambda_feature, gamma = (
-        chosen["lambda_edge"], chosen["lambda_feature"], chosen["gamma"])
+        chosen["lambda_edge"],
+        chosen["lambda_feature"],
+        chosen["gamma"],
+    )
     max_iter, sinkhorn_sweeps, step, init = (
-        chosen["max_iter"], chosen["sinkhorn_sweeps"], chosen["step"], chosen["init"])
+        chosen["max_iter"],
+        chosen["sinkhorn_sweeps"],
+        chosen["step"],
+        chosen["init"],
+    )
     e1 = _ids(edge_index1, "edge_index1", "(2, E)")
     e2 = _ids(edge_index2, "edge_index2", "(2, E)")
     f1, f2 = _features(x1, "x1"), _features(x2, "x2")
@@ -228,22 +263,59 @@ def align(
     n2 = _num_nodes(num_nodes2, f2, a2, e2, "2")
     rho, r = (-1.0, -1.0) if mle_weights is None else map(float, mle_weights)
     d = _birkhoff.align_qpalign(
-        n1, n2, e1, e2, w1, w2, a1, a2, f1, f2, bool(directed),
-        _ids(seeds, "seeds", "(k, 2)"), _ids(truth, "truth", "(t, 2)"),
-        float(lambda_edge), float(lambda_feature), float(gamma), rho, r, int(max_iter),
-        int(sinkhorn_sweeps), float(sinkhorn_tol), int(sinkhorn_anderson), float(step),
-        bool(barzilai_borwein), str(bb_negative_curvature), float(tol), int(patience), str(init), int(seed), int(top_k), bool(return_soft), int(num_threads),
+        n1,
+        n2,
+        e1,
+        e2,
+        w1,
+        w2,
+        a1,
+        a2,
+        f1,
+        f2,
+        bool(directed),
+        _ids(seeds, "seeds", "(k, 2)"),
+        _ids(truth, "truth", "(t, 2)"),
+        float(lambda_edge),
+        float(lambda_feature),
+        float(gamma),
+        rho,
+        r,
+        int(max_iter),
+        int(sinkhorn_sweeps),
+        float(sinkhorn_tol),
+        int(sinkhorn_anderson),
+        float(step),
+        bool(barzilai_borwein),
+        str(bb_negative_curvature),
+        float(tol),
+        int(patience),
+        str(init),
+        int(seed),
+        int(top_k),
+        bool(return_soft),
+        int(num_threads),
         progress_callback(progress),
     )
     result = Alignment(
-        perm=d["perm"], topk=d["topk"], topk_scores=d["topk_scores"],
-        soft=d["soft"] if return_soft else None, objective=d["objective"],
-        iterations=d["iterations"], converged=d["converged"], stable=d["stable"],
+        perm=d["perm"],
+        topk=d["topk"],
+        topk_scores=d["topk_scores"],
+        soft=d["soft"] if return_soft else None,
+        objective=d["objective"],
+        iterations=d["iterations"],
+        converged=d["converged"],
+        stable=d["stable"],
         nan_restarts=d["nan_restarts"],
-        lambda_edge=d["lambda_edge"], lambda_feature=d["lambda_feature"],
+        lambda_edge=d["lambda_edge"],
+        lambda_feature=d["lambda_feature"],
         metrics=d.get("metrics"),
     )
     if result.nan_restarts:
-        warnings.warn(f"qpalign: {result.nan_restarts} steps were retried with a halved step "
-                      "after a non-finite value", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"qpalign: {result.nan_restarts} steps were retried with a halved step "
+            "after a non-finite value",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return result

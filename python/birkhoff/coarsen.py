@@ -142,7 +142,9 @@ def _as_edge_index(edge_index, num_nodes: int) -> np.ndarray:
     except ImportError:
         pass
     if hasattr(edge_index, "__dlpack__") and not isinstance(edge_index, np.ndarray):
-        edge_index = np.from_dlpack(edge_index.detach() if hasattr(edge_index, "detach") else edge_index)
+        edge_index = np.from_dlpack(
+            edge_index.detach() if hasattr(edge_index, "detach") else edge_index
+        )
     arr = np.asarray(edge_index)
     if arr.dtype.kind not in "iu":
         raise TypeError(f"edge_index: dtype {arr.dtype} is not an integer type; use int64")

@@ -46,8 +46,9 @@ class PlantedInstance:
         return np.stack([np.arange(self.perm.shape[0]), self.perm], axis=1)
 
 
-def correlated_wigner(n: int, d: int, rho: float, r: float, seed: int = 0,
-                      standardize: bool = True) -> PlantedInstance:
+def correlated_wigner(
+    n: int, d: int, rho: float, r: float, seed: int = 0, standardize: bool = True
+) -> PlantedInstance:
     """Featured correlated Gaussian Wigner instance (align.md §2).
 
     A_ij ~ N(0, 1) (i < j, symmetric); B°_ij = rho A_ij + sqrt(1 - rho^2) Z_ij;
@@ -56,12 +57,14 @@ def correlated_wigner(n: int, d: int, rho: float, r: float, seed: int = 0,
     Raises:
         ValueError: n < 1, d < 0, rho or r outside [0, 1].
     """
-    return PlantedInstance(**_birkhoff.align_planted("wigner", n, d, rho, r, 0.5, seed,
-                                                     standardize))
+    return PlantedInstance(
+        **_birkhoff.align_planted("wigner", n, d, rho, r, 0.5, seed, standardize)
+    )
 
 
-def correlated_erdos_renyi(n: int, d: int, rho: float, r: float, p: float = 0.5,
-                           seed: int = 0, standardize: bool = True) -> PlantedInstance:
+def correlated_erdos_renyi(
+    n: int, d: int, rho: float, r: float, p: float = 0.5, seed: int = 0, standardize: bool = True
+) -> PlantedInstance:
     """Correlated Erdős–Rényi edges (marginal p, correlation rho) with Gaussian features."""
     return PlantedInstance(**_birkhoff.align_planted("er", n, d, rho, r, p, seed, standardize))
 
@@ -100,8 +103,11 @@ def douban(root, restricted: bool = True) -> dict:
         gt = np.stack([new[gt[:, 0]], gt[:, 1]], axis=1)
         prior = np.stack([prior[:, 0], new[prior[:, 1]]], axis=1)
     truth = np.ascontiguousarray(gt[:, ::-1], dtype=np.int64)
-    return dict(edge_index1=np.ascontiguousarray(offline, dtype=np.int64),
-                edge_index2=np.ascontiguousarray(online, dtype=np.int64),
-                x1=np.ascontiguousarray(x_off, dtype=np.float32),
-                x2=np.ascontiguousarray(x_on, dtype=np.float32),
-                truth=truth, seeds=np.ascontiguousarray(prior, dtype=np.int64))
+    return dict(
+        edge_index1=np.ascontiguousarray(offline, dtype=np.int64),
+        edge_index2=np.ascontiguousarray(online, dtype=np.int64),
+        x1=np.ascontiguousarray(x_off, dtype=np.float32),
+        x2=np.ascontiguousarray(x_on, dtype=np.float32),
+        truth=truth,
+        seeds=np.ascontiguousarray(prior, dtype=np.int64),
+    )

@@ -93,8 +93,10 @@ class SinkhornResult:
         """The dense (n, m) plan; refused above ``max_entries`` entries (use apply instead)."""
         n, m = self._x.shape[0], self._y.shape[0]
         if n * m > max_entries:
-            raise ValueError(f"plan: {n} x {m} entries exceed max_entries={max_entries}; "
-                             "use apply / apply_transpose, which stream")
+            raise ValueError(
+                f"plan: {n} x {m} entries exceed max_entries={max_entries}; "
+                "use apply / apply_transpose, which stream"
+            )
         return self._native.dense_plan()
 
     def gradients(self):
@@ -122,15 +124,38 @@ class SinkhornResult:
         return arr
 
     def __repr__(self):
-        return (f"SinkhornResult(loss={self.loss:.6g}, epsilon={self.epsilon:.3g}, "
-                f"iterations={self.iterations}, converged={self.converged}, "
-                f"marginal_error={self.marginal_error:.3g})")
+        return (
+            f"SinkhornResult(loss={self.loss:.6g}, epsilon={self.epsilon:.3g}, "
+            f"iterations={self.iterations}, converged={self.converged}, "
+            f"marginal_error={self.marginal_error:.3g})"
+        )
 
 
-def sinkhorn(x, y, a=None, b=None, *, blur=0.05, scaling=0.5, debias=False, half_cost=False,
-             reach=None, reach_a=None, reach_b=None, diameter=None, epsilons=None, iterations=0,
-             update="symmetric", last_extrapolation=True, tol=None, check_every=5,
-             marginal_tol=1e-3, num_threads=0, progress=None, warn=True) -> SinkhornResult:
+def sinkhorn(
+    x,
+    y,
+    a=None,
+    b=None,
+    *,
+    blur=0.05,
+    scaling=0.5,
+    debias=False,
+    half_cost=False,
+    reach=None,
+    reach_a=None,
+    reach_b=None,
+    diameter=None,
+    epsilons=None,
+    iterations=0,
+    update="symmetric",
+    last_extrapolation=True,
+    tol=None,
+    check_every=5,
+    marginal_tol=1e-3,
+    num_threads=0,
+    progress=None,
+    warn=True,
+) -> SinkhornResult:
     """Entropic OT between two weighted point clouds, in O((n + m) d) memory.
 
     Solves min_P <P, C> + epsilon KL(P | a x b) over plans with marginals a and b (or KL
@@ -184,14 +209,27 @@ def sinkhorn(x, y, a=None, b=None, *, blur=0.05, scaling=0.5, debias=False, half
         reach_a = reach if reach_a is None else reach_a
         reach_b = reach if reach_b is None else reach_b
     native = _birkhoff.sinkhorn(
-        x, y, a, b, bool(half_cost), as_float(reach_a, "reach_a", True),
-        as_float(reach_b, "reach_b", True), as_float(blur, "blur"), as_float(scaling, "scaling"),
+        x,
+        y,
+        a,
+        b,
+        bool(half_cost),
+        as_float(reach_a, "reach_a", True),
+        as_float(reach_b, "reach_b", True),
+        as_float(blur, "blur"),
+        as_float(scaling, "scaling"),
         as_float(diameter, "diameter", True),
         [as_float(e, "epsilons") for e in (epsilons or [])],
-        as_int(iterations, "iterations"), str(update), bool(last_extrapolation),
-        as_float(tol, "tol", True), as_int(check_every, "check_every", 1),
-        as_float(marginal_tol, "marginal_tol"), as_int(num_threads, "num_threads", 0, 4096),
-        bool(debias), progress_callback(progress))
+        as_int(iterations, "iterations"),
+        str(update),
+        bool(last_extrapolation),
+        as_float(tol, "tol", True),
+        as_int(check_every, "check_every", 1),
+        as_float(marginal_tol, "marginal_tol"),
+        as_int(num_threads, "num_threads", 0, 4096),
+        bool(debias),
+        progress_callback(progress),
+    )
     result = SinkhornResult(native, x, y)
     if warn and not result.converged:
         warnings.warn(
@@ -199,7 +237,9 @@ def sinkhorn(x, y, a=None, b=None, *, blur=0.05, scaling=0.5, debias=False, half
             f"{marginal_tol:g}. The annealed schedule does one sweep per epsilon: anneal more "
             "slowly (scaling closer to 1) or run a fixed epsilon to convergence "
             "(update='alternating', iterations=N, tol=T)",
-            RuntimeWarning, stacklevel=2)
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return result
 
 
@@ -227,8 +267,19 @@ class SamplesLoss:
         ValueError: a loss other than "sinkhorn", or p other than 2.
     """
 
-    def __init__(self, loss="sinkhorn", p=2, blur=0.05, reach=None, diameter=None,
-                 scaling=0.5, debias=True, potentials=False, num_threads=0, **kwargs):
+    def __init__(
+        self,
+        loss="sinkhorn",
+        p=2,
+        blur=0.05,
+        reach=None,
+        diameter=None,
+        scaling=0.5,
+        debias=True,
+        potentials=False,
+        num_threads=0,
+        **kwargs,
+    ):
         if loss != "sinkhorn":
             raise ValueError(f"loss: only 'sinkhorn' is supported, got {loss!r}")
         if p != 2:
@@ -244,13 +295,23 @@ class SamplesLoss:
             a, x, b, y = args
         else:
             raise TypeError("SamplesLoss expects (x, y) or (a, x, b, y)")
-        r = sinkhorn(x, y, a, b, blur=self.blur, scaling=self.scaling, debias=self.debias,
-                     half_cost=True, reach=self.reach, diameter=self.diameter,
-                     num_threads=self.num_threads, warn=False, **self.kwargs)
+        r = sinkhorn(
+            x,
+            y,
+            a,
+            b,
+            blur=self.blur,
+            scaling=self.scaling,
+            debias=self.debias,
+            half_cost=True,
+            reach=self.reach,
+            diameter=self.diameter,
+            num_threads=self.num_threads,
+            warn=False,
+            **self.kwargs,
+        )
         if self.potentials:
             if self.debias:
                 return r.f - r.f_aa, r.g - r.g_bb
             return r.f, r.g
         return r.loss
-
-
