@@ -118,9 +118,8 @@ def real_data() -> list[dict]:
         x = np.load(SHARED / name / "features.npy")
         e = np.load(SHARED / name / "edge_index.npy")
         method = "nope" if run["variant"] == "nope" else "nope_star"
-        best = min(
-            _timed(lambda: birkhoff.coarsen(x, e, run["merge_ratio"], method)) for _ in range(3)
-        )
+        args = (x, e, run["merge_ratio"], method)
+        best = min(_timed(birkhoff.coarsen, *args) for _ in range(3))
         rows.append(
             {
                 "dataset": name,
@@ -134,13 +133,13 @@ def real_data() -> list[dict]:
     return rows
 
 
-def _timed(fn) -> float:
+def _timed(fn, *args) -> float:
     import warnings
 
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fn()
+        fn(*args)
     return time.perf_counter() - t
 
 

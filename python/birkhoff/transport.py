@@ -2,8 +2,8 @@
 
 Every update of the stabilised log-domain Sinkhorn iteration is a row-wise LogSumExp of biased
 dot products, streamed in tiles, so the n x m cost matrix is never stored: memory is
-O((n + m) d). Sources: FlashSinkhorn (arXiv 2602.03067, ICML 2026) §2-6; the symmetric
-schedule, epsilon-scaling and debiasing of GeomLoss [Feydy et al., AISTATS 2019].
+O((n + m) d). Sources: FlashSinkhorn [flashsinkhorn2026] §2-6; the symmetric schedule,
+epsilon-scaling and debiasing of GeomLoss [feydy2019].
 """
 
 from __future__ import annotations
@@ -173,7 +173,9 @@ def sinkhorn(
             closer to 1 is slower and more accurate.
         debias: return the debiased Sinkhorn divergence instead of OT (GeomLoss's default).
         half_cost: use |x - y|^2 / 2 instead of |x - y|^2.
-        reach, reach_a, reach_b: unbalanced OT; rho = reach**2; ``reach`` sets both sides.
+        reach: unbalanced OT on both sides; rho = reach**2 (default None: balanced).
+        reach_a: the reach of the source side alone (default: ``reach``).
+        reach_b: the reach of the target side alone (default: ``reach``).
         diameter: start of the schedule (default: bounding-box diagonal of x and y).
         epsilons: explicit list of epsilons (cost units), replacing blur/scaling.
         iterations: when > 0, this many iterations at epsilon = blur**2 without annealing.
@@ -181,6 +183,7 @@ def sinkhorn(
         last_extrapolation: symmetric only: a final full sweep (exact gradients).
         tol: with ``iterations`` (or ``epsilons``): stop once the potentials move less than
             tol (cost units) over ``check_every`` iterations at the final epsilon.
+        check_every: iterations between two convergence checks.
         marginal_tol: ``converged`` means marginal_error <= marginal_tol.
         num_threads: OpenMP threads, 0 = all cores. Results do not depend on it.
         progress: True for a progress bar, or a callable(stage, done, total).
@@ -197,7 +200,7 @@ def sinkhorn(
             4e-6 D^2 in float32, 7e-15 D^2 in float64, D the data's diameter).
         KeyboardInterrupt: Ctrl-C during the solve.
 
-    Source: FlashSinkhorn (arXiv 2602.03067) §2-5; Feydy et al. (AISTATS 2019) Alg. 3.5.
+    Source: [flashsinkhorn2026] §2-5; [feydy2019] Alg. 3.5.
     """
     x = as_points(x, "x")
     y = as_points(y, "y")
@@ -248,7 +251,7 @@ def sinkhorn_divergence(x, y, a=None, b=None, **kwargs) -> SinkhornResult:
 
     Same arguments as :func:`sinkhorn` (``debias`` is set). It is >= 0, zero when the two
     measures are equal, and between a cloud and its translate by t it equals cs |t|^2 at any
-    epsilon. Source: Feydy et al. (AISTATS 2019) eq. (9), one schedule for the three terms.
+    epsilon. Source: [feydy2019] eq. (9), one schedule for the three terms.
     """
     kwargs["debias"] = True
     kwargs.setdefault("warn", False)
@@ -289,6 +292,7 @@ class SamplesLoss:
         self.kwargs = kwargs
 
     def __call__(self, *args):
+        """The loss between (x, y) or (a, x, b, y), as GeomLoss's SamplesLoss returns it."""
         if len(args) == 2:
             a, x, b, y = None, args[0], None, args[1]
         elif len(args) == 4:
