@@ -234,7 +234,7 @@ def align(
         seed: random seed of ``init="random"``.
         top_k: candidates per node of G1 in ``topk``.
         return_soft: also return the (n1, n2) soft matrix.
-        num_threads: OpenMP threads (0 = all cores).
+        num_threads: OpenMP threads (0 = OpenMP's default: OMP_NUM_THREADS, else all cores).
         progress: None, True (a bar) or a callable(stage, done, total).
 
     Returns:

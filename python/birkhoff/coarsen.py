@@ -186,7 +186,8 @@ def coarsen(
         key_precision: "numpy1" (the authors' goldens) or "numpy2" arithmetic of NOPE keys.
         clamp_interference: clamp NOPE's updated interference at 0 (the reference does not).
         edge_weights: also return ``edge_weight``.
-        num_threads: OpenMP threads for the parallel parts (0 = all); results do not depend on it.
+        num_threads: OpenMP threads for the parallel parts (0 = OpenMP's default:
+            OMP_NUM_THREADS, else all cores); results do not depend on it.
         progress: None, True (a bar) or a callable(stage, done, total).
 
     Returns:

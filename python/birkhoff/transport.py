@@ -185,7 +185,8 @@ def sinkhorn(
             tol (cost units) over ``check_every`` iterations at the final epsilon.
         check_every: iterations between two convergence checks.
         marginal_tol: ``converged`` means marginal_error <= marginal_tol.
-        num_threads: OpenMP threads, 0 = all cores. Results do not depend on it.
+        num_threads: OpenMP threads, 0 = OpenMP's default (OMP_NUM_THREADS, else all cores).
+            Results do not depend on it.
         progress: True for a progress bar, or a callable(stage, done, total).
         warn: issue a RuntimeWarning when not converged.
 
