@@ -8,7 +8,7 @@ from ._blas import name_openblas_kernels
 
 name_openblas_kernels()
 
-from . import datasets  # noqa: E402 (the native module loads OpenBLAS)
+from . import _birkhoff, datasets  # noqa: E402 (the native module loads OpenBLAS)
 from .align import Alignment, align  # noqa: E402
 from .coarsen import Coarsening, coarsen  # noqa: E402
 from .transport import SamplesLoss, SinkhornResult, sinkhorn, sinkhorn_divergence  # noqa: E402
@@ -24,4 +24,5 @@ __all__ = [
     "sinkhorn",
     "sinkhorn_divergence",
 ]
-__version__ = "0.1.0"
+#: The version of the C++ core this package was built with (CMakeLists.txt's project()).
+__version__ = _birkhoff.__version__

@@ -50,8 +50,10 @@ def _as_array(obj, name: str) -> np.ndarray:
         try:
             return np.from_dlpack(obj)
         except (BufferError, RuntimeError, TypeError, ValueError) as e:
-            raise TypeError(f"{name}: this tensor cannot be shared with numpy without a copy "
-                            f"({e}); pass a CPU float32/float64 tensor") from None
+            raise TypeError(
+                f"{name}: this tensor cannot be shared with numpy without a copy "
+                f"({e}); pass a CPU float32/float64 tensor"
+            ) from None
     if isinstance(obj, (list, tuple)):
         return np.asarray(obj, dtype=np.float64)
     raise TypeError(f"{name}: expected a numpy array or a DLPack tensor, got {type(obj).__name__}")
@@ -81,8 +83,9 @@ def as_length(value, name: str) -> float:
     if not (np.isfinite(v) and v > 0):
         raise ValueError(f"{name}: must be positive and finite, got {v}")
     if not np.isfinite(v * v) or v * v < np.finfo(np.float64).tiny:
-        raise ValueError(f"{name}: its square must be a normal double (between 1e-154 and "
-                         f"1e154), got {v}")
+        raise ValueError(
+            f"{name}: its square must be a normal double (between 1e-154 and 1e154), got {v}"
+        )
     return v
 
 

@@ -2,6 +2,7 @@
 #include <nanobind/nanobind.h>
 
 #include "birkhoff/core/error.hpp"
+#include "birkhoff/version.hpp"
 
 namespace nb = nanobind;
 
@@ -13,6 +14,7 @@ void register_align(nb::module_& m);
 
 NB_MODULE(_birkhoff, m) {
   m.doc() = "Native core of birkhoff (see the birkhoff package for the documented API).";
+  m.attr("__version__") = birkhoff::kVersion;
   // InvalidType -> TypeError, other InvalidInput -> ValueError, Cancelled -> KeyboardInterrupt.
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
