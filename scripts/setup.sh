@@ -24,6 +24,7 @@ fi
 
 PYTHON=${PYTHON:-python3}
 export PIP_BREAK_SYSTEM_PACKAGES=1 PIP_DISABLE_PIP_VERSION_CHECK=1
-$PYTHON -m pip install -q "scikit-build-core>=0.8" "nanobind>=2.0" ninja numpy scipy pot pytest hypothesis
+$PYTHON -m pip install -q "scikit-build-core>=0.8" "nanobind>=2.0" ninja numpy scipy pot pytest hypothesis \
+  torch geomloss   # birkhoff.torch and its GeomLoss parity tests (PyPI's torch wheel)
 $PYTHON -m pip install -q --no-build-isolation .
 command -v birkhoff >/dev/null || echo "setup: note: add $($PYTHON -c 'import sysconfig; print(sysconfig.get_path("scripts"))') to PATH for the birkhoff command"

@@ -25,3 +25,13 @@ __all__ = [
     "sinkhorn_divergence",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # birkhoff.torch is imported on first use only, so that `import birkhoff` works without
+    # PyTorch (and stays fast with it).
+    if name == "torch":
+        import importlib
+
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError(f"module 'birkhoff' has no attribute {name!r}")
