@@ -26,3 +26,13 @@ __all__ = [
 ]
 #: The version of the C++ core this package was built with (CMakeLists.txt's project()).
 __version__ = _birkhoff.__version__
+
+
+def __getattr__(name):
+    # birkhoff.torch is imported on first use only, so that `import birkhoff` works without
+    # PyTorch (and stays fast with it).
+    if name == "torch":
+        import importlib
+
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError(f"module 'birkhoff' has no attribute {name!r}")

@@ -22,6 +22,25 @@ std::vector<double> cost_matrix(MatrixView<const double> x, MatrixView<const dou
 
 namespace {
 
+// Adds weight * table[l_i, l_j] to a cost matrix (the label-augmented cost).
+void add_labels(std::vector<double>& c, std::span<const std::int32_t> lr,
+                std::span<const std::int32_t> lc, std::span<const double> table, std::int64_t v) {
+  for (std::size_t i = 0; i < lr.size(); ++i)
+    for (std::size_t j = 0; j < lc.size(); ++j) c[i * lc.size() + j] += table[lr[i] * v + lc[j]];
+}
+
+}  // namespace
+
+std::vector<double> cost_matrix(const PointCloud<double>& geometry) {
+  auto c = cost_matrix(geometry.x(), geometry.y(), geometry.cost());
+  if (geometry.num_labels() > 0)
+    add_labels(c, geometry.x_labels(), geometry.y_labels(), geometry.label_cost(),
+               geometry.num_labels());
+  return c;
+}
+
+namespace {
+
 struct Side {
   std::vector<double> w, logw;
   double mass = 0;
@@ -104,9 +123,13 @@ DenseResult sinkhorn_dense(const OtProblem<double>& problem, const SinkhornOptio
   const Side b = make_side(problem.b, m, rb);
   const Side aa = make_side(problem.a, n, ra);
   const Side bb = make_side(problem.b, m, rb);
-  const auto cxy = cost_matrix(geom.x(), geom.y(), geom.cost());
-  const auto cxx = cost_matrix(geom.x(), geom.x(), geom.cost());
-  const auto cyy = cost_matrix(geom.y(), geom.y(), geom.cost());
+  const auto cxy = cost_matrix(geom);
+  auto cxx = cost_matrix(geom.x(), geom.x(), geom.cost());
+  auto cyy = cost_matrix(geom.y(), geom.y(), geom.cost());
+  if (geom.num_labels() > 0) {
+    add_labels(cxx, geom.x_labels(), geom.x_labels(), geom.label_cost(), geom.num_labels());
+    add_labels(cyy, geom.y_labels(), geom.y_labels(), geom.label_cost(), geom.num_labels());
+  }
   const double diameter =
       options.diameter.value_or(std::max(geom.diameter(), std::sqrt(problem.epsilon)));
   const auto eps_list = epsilon_schedule(options, problem.epsilon, diameter);

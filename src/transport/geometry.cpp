@@ -103,6 +103,51 @@ PointCloud<T>::PointCloud(MatrixView<const T> x, MatrixView<const T> y, Cost cos
   data_ = std::move(data);
 }
 
+namespace {
+
+std::vector<std::int32_t> check_labels(std::span<const std::int64_t> labels, std::int64_t count,
+                                       std::int64_t classes, const char* name) {
+  require(static_cast<std::int64_t>(labels.size()) == count, name,
+          "must have one label per point (" + std::to_string(count) + "), got " +
+              std::to_string(labels.size()));
+  std::vector<std::int32_t> out(labels.size());
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    require(labels[i] >= 0 && labels[i] < classes, name,
+            "label " + std::to_string(labels[i]) + " at index " + std::to_string(i) +
+                " is outside [0, " + std::to_string(classes) + ") (the label_cost table's size)");
+    out[i] = static_cast<std::int32_t>(labels[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+template <class T>
+PointCloud<T>::PointCloud(MatrixView<const T> x, MatrixView<const T> y, Cost cost,
+                          const LabelCost& labels)
+    : PointCloud(x, y, cost) {
+  const auto& t = labels.table;
+  const std::int64_t v = t.rows;
+  require(v > 0 && t.cols == v && t.data != nullptr, "label_cost",
+          "must be a non-empty square (V, V) table");
+  require(v <= 4096, "label_cost", "at most 4096 classes are supported");
+  require(std::isfinite(labels.weight) && labels.weight >= 0, "label_weight",
+          "must be finite and >= 0");
+  auto data = std::make_shared<Data>(*data_);
+  data->num_labels = v;
+  data->x_labels = check_labels(labels.x_labels, data->n, v, "x_labels");
+  data->y_labels = check_labels(labels.y_labels, data->m, v, "y_labels");
+  data->label_cost.resize(static_cast<std::size_t>(v * v));
+  for (std::int64_t i = 0; i < v; ++i)
+    for (std::int64_t j = 0; j < v; ++j) {
+      const double w = t(i, j);
+      require(std::isfinite(w) && w >= 0, "label_cost", "entries must be finite and >= 0");
+      require(w == t(j, i), "label_cost", "must be symmetric");
+      data->label_cost[static_cast<std::size_t>(i * v + j)] = labels.weight * w;
+    }
+  data_ = std::move(data);
+}
+
 template class PointCloud<float>;
 template class PointCloud<double>;
 template double bounding_diameter(MatrixView<const float>, MatrixView<const float>);

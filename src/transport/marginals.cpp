@@ -99,6 +99,11 @@ double MarginalPolicy::row_mass(Axis axis, double w, double h) const {
   return reach ? w * std::exp(-h / (*reach * *reach)) : w;
 }
 
+double MarginalPolicy::inverse_damping(Axis axis, double eps) const {
+  const auto& reach = reach_[index(axis)];
+  return reach ? 1.0 + eps / (*reach * *reach) : 1.0;
+}
+
 #define BIRKHOFF_INSTANTIATE(T)                                                                \
   template void MarginalPolicy::update(Axis, std::vector<T>&, const std::vector<T>&, const T*, \
                                        double, double) const;                                  \

@@ -51,6 +51,10 @@ class MarginalPolicy {
   /// w_i exp(-h_i / rho) on a relaxed one.
   double row_mass(Axis axis, double w, double h) const;
 
+  /// 1 / lambda = 1 + eps / rho on a relaxed side, 1 on a hard one: the factor by which the
+  /// side's block of the dual Hessian exceeds its plan marginal ([flashsinkhorn2026] §7.2).
+  double inverse_damping(Axis axis, double eps) const;
+
  private:
   MarginalPolicy() = default;
   std::array<std::optional<double>, 2> reach_{};

@@ -139,6 +139,27 @@ void Solver<T>::run() {
 }
 
 template <class T>
+double Solver<T>::label_transport_cost() const {
+  // sum_ij P_ij L[l_i, l_j]: a row pass whose values are the one-hot columns of y's labels
+  // gives, per row, the plan's mass on each class.
+  const std::int64_t v = x_.num_labels;
+  std::vector<T> onehot(static_cast<std::size_t>(y_.n * v), T(0));
+  for (std::int64_t j = 0; j < y_.n; ++j)
+    onehot[static_cast<std::size_t>(j * v + y_.labels[j])] = 1;
+  LseOut<T> out;
+  lse_pass(x_, y_, gh_.data(), epsilon_, kappa_, threads_, out, onehot.data(), v);
+  double cost = 0;
+  for (std::int64_t i = 0; i < x_.n; ++i) {
+    const auto si = static_cast<std::size_t>(i);
+    const double factor = plan_row_factor(x_, fh_.data(), si, epsilon_, out.max[si]);
+    for (std::int64_t k = 0; k < v; ++k)
+      cost += factor * out.values[static_cast<std::size_t>(i * v + k)] *
+              x_.label_cost[x_.labels[i] * v + k];
+  }
+  return cost;
+}
+
+template <class T>
 SinkhornReport Solver<T>::report() const {
   // A row pass with values y gives the row masses r_i and (P y)_i; a column pass gives the
   // column masses c_j. Then <P, C> = sum_i r_i alpha_i + sum_j c_j beta_j - kappa sum_i
@@ -169,6 +190,7 @@ SinkhornReport Solver<T>::report() const {
     col_err += std::abs(mass - y_.weights[sj]);
     cost += mass * y_.sqnorm[sj];
   }
+  if (x_.label_cost) cost += label_transport_cost();
   r.transport_cost = cost;
   double err = 0;
   if (policy_.hard(Axis::X)) err = std::max(err, row_err / x_.mass);

@@ -198,6 +198,7 @@ std::vector<T> Solution<T>::dense_plan() const {
   const std::int64_t n = s.geometry.n(), m = s.geometry.m(), d = s.geometry.dim();
   const double cs = cost_scale(s.geometry.cost()), eps = s.report.epsilon;
   const auto x = s.geometry.x(), y = s.geometry.y();
+  const auto xs = s.x(), ys = s.y();
   std::vector<T> p(static_cast<std::size_t>(n * m));
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t j = 0; j < m; ++j) {
@@ -206,6 +207,7 @@ std::vector<T> Solution<T>::dense_plan() const {
         const double diff = static_cast<double>(x(i, k)) - static_cast<double>(y(j, k));
         c += diff * diff;
       }
+      c += detail::label_cost(xs, ys, i, j) / cs;
       const double a = s.a.w[static_cast<std::size_t>(i)], b = s.b.w[static_cast<std::size_t>(j)];
       p[static_cast<std::size_t>(i * m + j)] =
           static_cast<T>(a * b *

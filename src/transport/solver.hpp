@@ -22,6 +22,7 @@ class Solver {
   void sweep(double eps, double w, bool alternating);
   double change_since(const std::vector<std::vector<T>>& snapshot) const;
   SinkhornReport report() const;
+  double label_transport_cost() const;
 
   PointCloud<T> geometry_;
   Marginals marginals_;

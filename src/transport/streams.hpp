@@ -50,19 +50,53 @@ struct Side {
   const T* weights = nullptr;
   const T* logw = nullptr;
   double mass = 0;
+  // The label-augmented cost (none when label_cost is null): class ids (n) and the geometry's
+  // (V, V) label term, in cost units.
+  const std::int32_t* labels = nullptr;
+  const double* label_cost = nullptr;
+  std::int64_t num_labels = 0;
 };
 
 template <class T>
 Side<T> x_side(const PointCloud<T>& geom, const Weights<T>& a) {
-  return {geom.n(),   geom.dim(),    geom.x().data, geom.x_sqnorm().data(),
-          a.w.data(), a.logw.data(), a.mass};
+  Side<T> s{geom.n(),   geom.dim(),    geom.x().data, geom.x_sqnorm().data(),
+            a.w.data(), a.logw.data(), a.mass};
+  if (geom.num_labels() > 0) {
+    s.labels = geom.x_labels().data();
+    s.label_cost = geom.label_cost().data();
+    s.num_labels = geom.num_labels();
+  }
+  return s;
 }
 
 template <class T>
 Side<T> y_side(const PointCloud<T>& geom, const Weights<T>& b) {
-  return {geom.m(),   geom.dim(),    geom.y().data, geom.y_sqnorm().data(),
-          b.w.data(), b.logw.data(), b.mass};
+  Side<T> s{geom.m(),   geom.dim(),    geom.y().data, geom.y_sqnorm().data(),
+            b.w.data(), b.logw.data(), b.mass};
+  if (geom.num_labels() > 0) {
+    s.labels = geom.y_labels().data();
+    s.label_cost = geom.label_cost().data();
+    s.num_labels = geom.num_labels();
+  }
+  return s;
 }
+
+/// The label cost of one pair (0 without labels); the table is symmetric, so the order of the
+/// sides does not matter.
+template <class T>
+double label_cost(const Side<T>& rows, const Side<T>& cols, std::int64_t i, std::int64_t j) {
+  if (!rows.label_cost) return 0.0;
+  return rows.label_cost[rows.labels[i] * rows.num_labels + cols.labels[j]];
+}
+
+/// Optional second dot product <mod_x_i, mod_y_j> that multiplies the value weights of a pass
+/// (kernels::LseArgs); mod_x (rows.n, dm), mod_y (cols.n, dm) row-major.
+template <class T>
+struct Modulation {
+  const T* mod_x = nullptr;
+  const T* mod_y = nullptr;
+  std::int64_t dm = 0;
+};
 
 /// Output of one streamed reduction over the columns of `cols` for each row of `rows`.
 template <class T>
@@ -75,8 +109,16 @@ struct LseOut {
 /// values (cols.n, dv). Shifted potentials: col_hat = g - beta.
 template <class T>
 void lse_pass(const Side<T>& rows, const Side<T>& cols, const T* col_hat, double eps, double kappa,
-              int threads, LseOut<T>& out, const T* values = nullptr, std::int64_t dv = 0) {
+              int threads, LseOut<T>& out, const T* values = nullptr, std::int64_t dv = 0,
+              const Modulation<T>& mod = {}) {
   std::vector<T> bias(static_cast<std::size_t>(cols.n));
+  // The label term -label_cost / eps joins the logits (base 2) through the kernel's table.
+  std::vector<T> label_bias;
+  if (rows.label_cost && cols.label_cost) {
+    label_bias.resize(static_cast<std::size_t>(rows.num_labels * rows.num_labels));
+    for (std::size_t k = 0; k < label_bias.size(); ++k)
+      label_bias[k] = static_cast<T>(-kLog2e * rows.label_cost[k] / eps);
+  }
   for (std::size_t j = 0; j < bias.size(); ++j)
     bias[j] = static_cast<T>(
         kLog2e * (static_cast<double>(col_hat[j]) / eps + static_cast<double>(cols.logw[j])));
@@ -99,6 +141,19 @@ void lse_pass(const Side<T>& rows, const Side<T>& cols, const T* col_hat, double
   args.row_sum = out.sum.data();
   args.row_values = dv ? out.values.data() : nullptr;
   args.num_threads = threads;
+  if (!label_bias.empty()) {
+    args.row_labels = rows.labels;
+    args.col_labels = cols.labels;
+    args.label_bias = label_bias.data();
+    args.num_labels = rows.num_labels;
+  }
+  if (mod.dm > 0) {
+    args.mod_x = mod.mod_x;
+    args.mod_x_stride = mod.dm;
+    args.mod_y = mod.mod_y;
+    args.mod_y_stride = mod.dm;
+    args.dm = mod.dm;
+  }
   kernels::row_lse(args);
 }
 

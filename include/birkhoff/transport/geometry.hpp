@@ -16,6 +16,19 @@ enum class Cost { SqEuclidean, HalfSqEuclidean };
 /// The factor cs of the cost C_ij = cs |x_i - y_j|^2: 1 or 1/2.
 double cost_scale(Cost cost);
 
+/// The label term of the label-augmented cost of dataset distances [alvarezmelis2020] eq. (4):
+/// C_ij = cs |x_i - y_j|^2 + weight * table[x_labels[i], y_labels[j]].
+/// x_labels (n), y_labels (m): class ids in [0, V); table (V, V) row-major, symmetric, finite
+/// and >= 0 (a class-to-class distance, in cost units); weight >= 0 (OTDD's lambda). The debiased
+/// divergence's self terms use each cloud's own labels on both sides. Borrowed: the PointCloud
+/// keeps its own copy.
+struct LabelCost {
+  std::span<const std::int64_t> x_labels;
+  std::span<const std::int64_t> y_labels;
+  MatrixView<const double> table;
+  double weight = 1.0;
+};
+
 /// The prepared geometry of two point clouds: what every streamed pass over the n x m pairs
 /// reads, computed once and shared (read-only) by the solver, the solution and its products.
 ///
@@ -33,6 +46,11 @@ class PointCloud {
   /// @throws birkhoff::InvalidInput naming `x` or `y` for an empty cloud, d = 0, NaN/inf, a
   ///         dimension mismatch, or coordinates whose squared distances overflow T.
   PointCloud(MatrixView<const T> x, MatrixView<const T> y, Cost cost = Cost::SqEuclidean);
+  /// With the label-augmented cost (LabelCost). Memory O((n + m) d + V^2).
+  /// @throws birkhoff::InvalidInput as above, and naming `x_labels`, `y_labels` (wrong length,
+  ///         id out of range), `label_cost` (not square, not symmetric, negative or non-finite)
+  ///         or `label_weight` (negative or non-finite).
+  PointCloud(MatrixView<const T> x, MatrixView<const T> y, Cost cost, const LabelCost& labels);
 
   std::int64_t n() const { return data_ ? data_->n : 0; }
   std::int64_t m() const { return data_ ? data_->m : 0; }
@@ -49,6 +67,12 @@ class PointCloud {
   std::span<const T> x_sqnorm() const { return data_->x_sqnorm; }
   std::span<const T> y_sqnorm() const { return data_->y_sqnorm; }
   bool empty() const { return data_ == nullptr; }
+  /// Number of classes V of the label term; 0 without labels.
+  std::int64_t num_labels() const { return data_ ? data_->num_labels : 0; }
+  /// (n), (m) class ids, and the (V, V) row-major label term weight * table (cost units).
+  std::span<const std::int32_t> x_labels() const { return data_->x_labels; }
+  std::span<const std::int32_t> y_labels() const { return data_->y_labels; }
+  std::span<const double> label_cost() const { return data_->label_cost; }
 
  private:
   struct Data {
@@ -57,6 +81,9 @@ class PointCloud {
     double diameter = 0;
     std::vector<double> centre;
     std::vector<T> x, y, x_sqnorm, y_sqnorm;
+    std::int64_t num_labels = 0;
+    std::vector<std::int32_t> x_labels, y_labels;
+    std::vector<double> label_cost;
   };
   std::shared_ptr<const Data> data_;
 };
