@@ -6,6 +6,7 @@
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/io/npy.hpp"
+#include "birkhoff/io/npz.hpp"
 #include "birkhoff/transport/plan.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
 #include "commands.hpp"
@@ -65,17 +66,17 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym) {
     io::NpzWriter npz(args.output);
     const std::vector<std::int64_t> sn = {xm.rows}, sm = {ym.rows}, snd = {xm.rows, xm.cols},
                                     smd = {ym.rows, ym.cols};
-    npz.add("f", std::span<const std::int64_t>(sn), r.f.data());
-    npz.add("g", std::span<const std::int64_t>(sm), r.g.data());
+    npz.add_view("f", std::span<const std::int64_t>(sn), r.f.data());
+    npz.add_view("g", std::span<const std::int64_t>(sm), r.g.data());
     if (args.map) {
-      const auto map = transport::TransportPlan<T>(problem, r, args.threads).barycentric_map();
-      npz.add("barycentric_map", std::span<const std::int64_t>(snd), map.data());
+      auto map = transport::TransportPlan<T>(problem, r, args.threads).barycentric_map();
+      npz.add("barycentric_map", std::span<const std::int64_t>(snd), std::move(map));
     }
     if (args.gradient) {
-      const auto grad = args.debias ? transport::gradients(problem, div, args.threads)
-                                    : transport::gradients(problem, r, args.threads);
-      npz.add("grad_x", std::span<const std::int64_t>(snd), grad.x.data());
-      npz.add("grad_y", std::span<const std::int64_t>(smd), grad.y.data());
+      auto grad = args.debias ? transport::gradients(problem, div, args.threads)
+                              : transport::gradients(problem, r, args.threads);
+      npz.add("grad_x", std::span<const std::int64_t>(snd), std::move(grad.x));
+      npz.add("grad_y", std::span<const std::int64_t>(smd), std::move(grad.y));
     }
     npz.close();
   }

@@ -15,6 +15,7 @@
 
 #include "birkhoff/graph/coarsen/nope.hpp"
 #include "birkhoff/io/npy.hpp"
+#include "birkhoff/io/npz.hpp"
 
 namespace birkhoff::coarsen {
 namespace {

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <vector>
 
+#include "birkhoff/io/npz.hpp"
+
 namespace birkhoff::io {
 namespace {
 
@@ -110,8 +112,8 @@ TEST(Npz, RoundTripsSeveralMembers) {
   {
     NpzWriter w(path);
     const std::vector<std::int64_t> s1 = {3}, s2 = {2, 1};
-    w.add("f", std::span<const std::int64_t>(s1), f.data());
-    w.add("ids", std::span<const std::int64_t>(s2), i.data());
+    w.add_view("f", std::span<const std::int64_t>(s1), f.data());
+    w.add_view("ids", std::span<const std::int64_t>(s2), i.data());
   }
   const auto all = read_npz(path);
   ASSERT_EQ(all.size(), 2u);
