@@ -1,5 +1,6 @@
 // `birkhoff transport SOURCE TARGET`: entropic OT between two .npy point clouds.
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,13 +26,15 @@ struct TransportArgs {
 };
 
 template <class T>
-void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym) {
+void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym,
+         std::map<std::string, std::string> converted) {
   const auto start = std::chrono::steady_clock::now();
   require(args.schedule == "symmetric" || args.schedule == "alternating", "--schedule",
           "must be symmetric or alternating");
   std::vector<T> a, b;
-  if (!args.weights_a.empty()) a = load_vector<T>(args.weights_a, "--weights-a");
-  if (!args.weights_b.empty()) b = load_vector<T>(args.weights_b, "--weights-b");
+  if (!args.weights_a.empty()) a = load_vector<T>(args.weights_a, "--weights-a", converted);
+  if (!args.weights_b.empty()) b = load_vector<T>(args.weights_b, "--weights-b", converted);
+  note_conversions(converted, args.json);
   transport::OtProblem<T> problem;
   problem.x = {xm.array.template as<T>("SOURCE").data(), xm.rows, xm.cols};
   problem.y = {ym.array.template as<T>("TARGET").data(), ym.rows, ym.cols};
@@ -94,6 +97,7 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym) {
                 {"m", ym.rows},
                 {"d", xm.cols},
                 {"dtype", xm.is_double() ? "float64" : "float32"},
+                {"converted", converted},
                 {"seconds", seconds},
                 {"peak_rss_mb", peak_rss_mb()}});
   } else {
@@ -150,16 +154,21 @@ void add_transport_command(CLI::App& app) {
     require(args->output.empty() ? !(args->map || args->gradient) : true,
             args->map ? "--map" : "--gradient", "needs --output FILE.npz");
     if (!args->output.empty()) check_writable(args->output, "--output");
-    const Matrix x = load_matrix(args->source, "SOURCE");
-    const Matrix y = load_matrix(args->target, "TARGET");
-    if (x.array.dtype != y.array.dtype)
-      throw InvalidType("TARGET: dtype " + std::string(io::dtype_name(y.array.dtype)) +
-                        " differs from SOURCE's " + io::dtype_name(x.array.dtype));
+    Matrix x = load_matrix(args->source, "SOURCE");
+    Matrix y = load_matrix(args->target, "TARGET");
+    // Points of two dtypes are solved in float64, the float32 ones converted once.
+    std::map<std::string, std::string> converted;
+    for (auto [m, what] : {std::pair{&x, "SOURCE"}, std::pair{&y, "TARGET"}}) {
+      if (x.array.dtype != y.array.dtype && !m->is_double()) {
+        m->array.convert(io::DType::Float64, what);
+        converted[what] = m->array.conversion();
+      }
+    }
     try {
       if (x.is_double()) {
-        run<double>(*args, x, y);
+        run<double>(*args, x, y, converted);
       } else {
-        run<float>(*args, x, y);
+        run<float>(*args, x, y, converted);
       }
     } catch (const InvalidInput& e) {
       rethrow_with_cli_names(e, {{"x", "SOURCE"},

@@ -1,6 +1,7 @@
 #include "birkhoff/io/dtype.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -51,20 +52,24 @@ constexpr bool kInteger = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
 template <class F, class T>
 constexpr bool kConvertible = std::is_same_v<F, T> || (kInteger<F> && kInteger<T>) ||
-                              (std::is_floating_point_v<F> && std::is_floating_point_v<T>);
+                              (std::is_floating_point_v<F> && std::is_floating_point_v<T>) ||
+                              (kInteger<F> && std::is_floating_point_v<T>);
 
 template <class F, class T>
 [[noreturn]] void out_of_range(F value, const std::string& what) {
   std::string shown;
   if constexpr (std::is_floating_point_v<F>) {
-    shown = std::to_string(value);
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "%.9g", static_cast<double>(value));
+    shown = buffer;
   } else {
     shown = std::to_string(
         static_cast<std::conditional_t<std::is_signed_v<F>, long long, unsigned long long>>(value));
   }
-  throw InvalidInput(what + ": value " + shown + " is outside the range of " +
-                     dtype_name(dtype_of<T>()) + " (converting " + dtype_name(dtype_of<F>()) +
-                     " to " + dtype_name(dtype_of<T>()) + ")");
+  const char* why = std::is_floating_point_v<T> && kInteger<F> ? " cannot be held exactly by "
+                                                               : " is outside the range of ";
+  throw InvalidInput(what + ": value " + shown + why + dtype_name(dtype_of<T>()) + " (converting " +
+                     dtype_name(dtype_of<F>()) + " to " + dtype_name(dtype_of<T>()) + ")");
 }
 
 // Element by element through a local copy, so that in-place narrowing never overwrites an
@@ -78,8 +83,20 @@ void convert_typed(const std::byte* src, std::byte* dst, std::size_t count,
     T out;
     if constexpr (std::is_same_v<F, T>) {
       out = v;
-    } else if constexpr (kInteger<F>) {
+    } else if constexpr (kInteger<F> && kInteger<T>) {
       if (!std::in_range<T>(v)) out_of_range<F, T>(v, what);
+      out = static_cast<T>(v);
+    } else if constexpr (kInteger<F>) {
+      // Integers convert to floats only where every one is exact: |v| <= 2^digits.
+      constexpr auto kExact = std::uint64_t{1} << std::numeric_limits<T>::digits;
+      bool exact;
+      if constexpr (std::is_signed_v<F>) {
+        exact = v >= 0 ? static_cast<std::uint64_t>(v) <= kExact
+                       : static_cast<std::uint64_t>(-(v + 1)) < kExact;
+      } else {
+        exact = static_cast<std::uint64_t>(v) <= kExact;
+      }
+      if (!exact) out_of_range<F, T>(v, what);
       out = static_cast<T>(v);
     } else {
       if constexpr (sizeof(T) < sizeof(F)) {
@@ -147,7 +164,8 @@ bool is_integer(DType dtype) {
 bool is_float(DType dtype) { return dtype == DType::Float32 || dtype == DType::Float64; }
 
 bool is_convertible(DType from, DType to) {
-  return from == to || (is_integer(from) && is_integer(to)) || (is_float(from) && is_float(to));
+  return from == to || (is_integer(from) && (is_integer(to) || is_float(to))) ||
+         (is_float(from) && is_float(to));
 }
 
 std::string conversion_name(DType from, DType to) {
@@ -159,7 +177,7 @@ void convert_elements(DType from, const void* src, DType to, void* dst, std::siz
   if (!is_convertible(from, to)) {
     throw InvalidType(what + ": expected " + dtype_name(to) +
                       (is_integer(to) ? " (or another integer dtype)"
-                       : is_float(to) ? " (or float32/float64)"
+                       : is_float(to) ? " (or another float or integer dtype)"
                                       : "") +
                       ", got " + dtype_name(from));
   }

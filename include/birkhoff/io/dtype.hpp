@@ -32,8 +32,9 @@ bool is_integer(DType dtype);
 bool is_float(DType dtype);
 
 /// Whether values of `from` convert to `to`: any integer to any integer (range checked), float32
-/// to float64 and back (range checked), and every dtype to itself. Bool converts only to bool,
-/// integers never to floats or back.
+/// to float64 and back (range checked), an integer to a float (checked to be exact: |v| <= 2^24
+/// for float32, 2^53 for float64), and every dtype to itself. Bool converts only to bool;
+/// floats never convert to integers.
 bool is_convertible(DType from, DType to);
 
 /// "float64->float32": how a conversion is reported (CLI --json, verbose output).
@@ -43,7 +44,8 @@ std::string conversion_name(DType from, DType to);
 /// `dst` may equal `src` when `to` is no wider than `from` (in-place narrowing); otherwise the
 /// two must not overlap.
 /// @throws InvalidType naming `what` when !is_convertible(from, to); InvalidInput naming `what`
-///         when a value is outside `to`'s range (integers, or a finite float64 beyond float32's).
+///         when a value is outside `to`'s range (integers; a finite float64 beyond float32's;
+///         an integer that `to` cannot hold exactly).
 void convert_elements(DType from, const void* src, DType to, void* dst, std::size_t count,
                       const std::string& what);
 
