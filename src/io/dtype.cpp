@@ -87,15 +87,12 @@ void convert_typed(const std::byte* src, std::byte* dst, std::size_t count,
       if (!std::in_range<T>(v)) out_of_range<F, T>(v, what);
       out = static_cast<T>(v);
     } else if constexpr (kInteger<F>) {
-      // Integers convert to floats only where every one is exact: |v| <= 2^digits.
-      constexpr auto kExact = std::uint64_t{1} << std::numeric_limits<T>::digits;
-      bool exact;
-      if constexpr (std::is_signed_v<F>) {
-        exact = v >= 0 ? static_cast<std::uint64_t>(v) <= kExact
-                       : static_cast<std::uint64_t>(-(v + 1)) < kExact;
-      } else {
-        exact = static_cast<std::uint64_t>(v) <= kExact;
-      }
+      // Integers convert to floats only where the float holds them exactly: inside F's range
+      // (checked first, so that converting back is defined) and converting back to v.
+      const T f = static_cast<T>(v);
+      constexpr T kLow = static_cast<T>(std::numeric_limits<F>::min());
+      constexpr T kEnd = static_cast<T>(std::numeric_limits<F>::max() / 2 + 1) * T(2);
+      const bool exact = f >= kLow && f < kEnd && static_cast<F>(f) == v;
       if (!exact) out_of_range<F, T>(v, what);
       out = static_cast<T>(v);
     } else {

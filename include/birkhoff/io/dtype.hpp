@@ -32,9 +32,9 @@ bool is_integer(DType dtype);
 bool is_float(DType dtype);
 
 /// Whether values of `from` convert to `to`: any integer to any integer (range checked), float32
-/// to float64 and back (range checked), an integer to a float (checked to be exact: |v| <= 2^24
-/// for float32, 2^53 for float64), and every dtype to itself. Bool converts only to bool;
-/// floats never convert to integers.
+/// to float64 and back (range checked), an integer to a float (checked to be exact: every
+/// integer up to 2^24 in float32, 2^53 in float64, and beyond those the ones the float holds),
+/// and every dtype to itself. Bool converts only to bool; floats never convert to integers.
 bool is_convertible(DType from, DType to);
 
 /// "float64->float32": how a conversion is reported (CLI --json, verbose output).
