@@ -1,8 +1,10 @@
 #include "byte_source.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 
@@ -17,10 +19,16 @@ void ByteSource::read_exact(void* out, std::size_t n, const char* part) {
     if (got == 0) break;
     done += got;
   }
-  if (done < n) {
-    throw InvalidInput(name_ + ": truncated " + part + " (" + std::to_string(done) + " of " +
-                       std::to_string(n) + " bytes)");
-  }
+  if (done < n) truncated(done, n, part);
+}
+
+void ByteSource::read_at(std::uint64_t, void*, std::size_t, const char*) {
+  throw InvalidInput(name_ + ": positioned reads are not supported by this source");
+}
+
+void ByteSource::truncated(std::size_t got, std::size_t n, const char* part) const {
+  throw InvalidInput(name_ + ": truncated " + part + " (" + std::to_string(got) + " of " +
+                     std::to_string(n) + " bytes)");
 }
 
 FileSource::FileSource(const std::string& path) : ByteSource(path) {
@@ -41,6 +49,28 @@ std::size_t FileSource::read_some(void* out, std::size_t n) {
   if (got < n && std::ferror(file_.get())) throw InvalidInput(name() + ": cannot read file");
   position_ = std::min(size_, position_ + got);
   return got;
+}
+
+void FileSource::read_at(std::uint64_t offset, void* out, std::size_t n, const char* part) {
+  // pread leaves the stream (and stdio's buffer) where it is.
+  std::size_t done = 0;
+  while (done < n) {
+    const ssize_t got = pread(fileno(file_.get()), static_cast<std::byte*>(out) + done, n - done,
+                              static_cast<off_t>(position_ + offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw InvalidInput(name() + ": cannot read file");
+    if (got == 0) break;
+    done += static_cast<std::size_t>(got);
+  }
+  if (done < n) truncated(done, n, part);
+}
+
+void MemorySource::read_at(std::uint64_t offset, void* out, std::size_t n, const char* part) {
+  const std::uint64_t left = data_.size() - position_;
+  if (offset > left || n > left - offset) {
+    truncated(static_cast<std::size_t>(offset > left ? 0 : left - offset), n, part);
+  }
+  if (n > 0) std::memcpy(out, data_.data() + position_ + offset, n);
 }
 
 std::size_t MemorySource::read_some(void* out, std::size_t n) {

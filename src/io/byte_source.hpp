@@ -25,10 +25,20 @@ class ByteSource {
   /// An upper bound on the bytes still to come.
   virtual std::uint64_t bound() const = 0;
 
+  /// Whether read_at works (files and buffers; not inflated .npz members).
+  virtual bool random_access() const { return false; }
+  /// Reads exactly `n` bytes that start `offset` bytes past the current position, without
+  /// moving it; throws InvalidInput("<name>: truncated <part>") when they are not all there.
+  /// Only where random_access().
+  virtual void read_at(std::uint64_t offset, void* out, std::size_t n, const char* part);
+
   /// Reads exactly `n` bytes; throws InvalidInput("<name>: truncated <part> ...") otherwise.
   void read_exact(void* out, std::size_t n, const char* part);
   /// The name used in error messages (a path, or archive:member).
   const std::string& name() const { return name_; }
+
+ protected:
+  [[noreturn]] void truncated(std::size_t got, std::size_t n, const char* part) const;
 
  private:
   std::string name_;
@@ -42,6 +52,8 @@ class FileSource final : public ByteSource {
   explicit FileSource(const std::string& path);
   std::size_t read_some(void* out, std::size_t n) override;
   std::uint64_t bound() const override { return size_ - position_; }
+  bool random_access() const override { return true; }
+  void read_at(std::uint64_t offset, void* out, std::size_t n, const char* part) override;
 
  private:
   struct Closer {
@@ -58,6 +70,8 @@ class MemorySource final : public ByteSource {
       : ByteSource(std::move(name)), data_(data) {}
   std::size_t read_some(void* out, std::size_t n) override;
   std::uint64_t bound() const override { return data_.size() - position_; }
+  bool random_access() const override { return true; }
+  void read_at(std::uint64_t offset, void* out, std::size_t n, const char* part) override;
 
  private:
   std::span<const std::byte> data_;

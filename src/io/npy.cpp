@@ -296,9 +296,76 @@ class FortranScatter {
   std::int64_t offset_ = 0;
 };
 
+/// The elements of a tile of a Fortran-ordered (rows, cols) array, column after column
+/// (`tile_rows` each, `tile_cols` columns, `size` bytes each), written to rows `row0`... and
+/// columns `col0`... of the C-order output.
+template <std::size_t kSize>
+void transpose_tile(const std::byte* tile, std::size_t tile_rows, std::size_t tile_cols,
+                    std::size_t row0, std::size_t col0, std::size_t cols, std::byte* out) {
+  for (std::size_t i = 0; i < tile_rows; ++i) {
+    std::byte* dst = out + ((row0 + i) * cols + col0) * kSize;
+    const std::byte* src = tile + i * kSize;
+    for (std::size_t j = 0; j < tile_cols; ++j)
+      std::memcpy(dst + j * kSize, src + j * tile_rows * kSize, kSize);
+  }
+}
+
 void normalise_bools(std::byte* data, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i)
     data[i] = data[i] != std::byte{0} ? std::byte{1} : std::byte{0};
+}
+
+/// Reads a 2-d Fortran-ordered array by tiles of about kChunkBytes: each tile is read by
+/// positioned reads of its column pieces (one read when the tile holds whole columns), then
+/// written row by row, so that the output is written in runs instead of one element per
+/// cache line.
+void read_fortran_tiles(ByteSource& source, const Header& h, DType to, std::byte* out,
+                        const std::string& what) {
+  const DType from = h.dtype;
+  const std::size_t in_size = dtype_size(from), out_size = dtype_size(to);
+  const auto rows = static_cast<std::size_t>(h.shape[0]);
+  const auto cols = static_cast<std::size_t>(h.shape[1]);
+  const std::size_t width = std::max(in_size, out_size);
+  // Column pieces of 16 KiB (or whole columns), as many columns as fill the chunk.
+  const std::size_t tile_rows = std::min(rows, std::max<std::size_t>(1, (16 << 10) / in_size));
+  const std::size_t tile_cols =
+      std::min(cols, std::max<std::size_t>(1, kChunkBytes / (tile_rows * width)));
+  std::vector<std::byte> raw(tile_rows * tile_cols * in_size);
+  std::vector<std::byte> converted(from != to ? tile_rows * tile_cols * out_size : 0);
+  for (std::size_t row0 = 0; row0 < rows; row0 += tile_rows) {
+    const std::size_t r = std::min(tile_rows, rows - row0);
+    for (std::size_t col0 = 0; col0 < cols; col0 += tile_cols) {
+      const std::size_t c = std::min(tile_cols, cols - col0);
+      if (r == rows) {
+        source.read_at(col0 * rows * in_size, raw.data(), r * c * in_size, ".npy data");
+      } else {
+        for (std::size_t j = 0; j < c; ++j)
+          source.read_at(((col0 + j) * rows + row0) * in_size, raw.data() + j * r * in_size,
+                         r * in_size, ".npy data");
+      }
+      if (h.swap) byteswap_elements(raw.data(), in_size, r * c);
+      if (from == DType::Bool) normalise_bools(raw.data(), r * c);
+      const std::byte* tile = raw.data();
+      if (from != to) {
+        convert_elements(from, raw.data(), to, converted.data(), r * c, what);
+        tile = converted.data();
+      }
+      switch (out_size) {
+        case 1:
+          transpose_tile<1>(tile, r, c, row0, col0, cols, out);
+          break;
+        case 2:
+          transpose_tile<2>(tile, r, c, row0, col0, cols, out);
+          break;
+        case 4:
+          transpose_tile<4>(tile, r, c, row0, col0, cols, out);
+          break;
+        default:
+          transpose_tile<8>(tile, r, c, row0, col0, cols, out);
+          break;
+      }
+    }
+  }
 }
 
 /// Reads `count` elements described by `h` from `source` into `out` as `to`.
@@ -314,6 +381,10 @@ void read_data(ByteSource& source, const Header& h, DType to, std::uint64_t coun
     source.read_exact(out, static_cast<std::size_t>(count) * in_size, ".npy data");
     if (h.swap) byteswap_elements(out, in_size, static_cast<std::size_t>(count));
     if (from == DType::Bool) normalise_bools(out, static_cast<std::size_t>(count));
+    return;
+  }
+  if (fortran && h.shape.size() == 2 && source.random_access()) {
+    read_fortran_tiles(source, h, to, out, what);
     return;
   }
   const std::size_t chunk = std::max<std::size_t>(1, kChunkBytes / std::max(in_size, out_size));
