@@ -12,6 +12,7 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   libopenblas-dev   # BLAS GEMMs of the QPAlign solver
   python3-skimage   # ships the sample photos of the colour-transfer demo
+  clang libclang-rt-14-dev libomp-14-dev  # libFuzzer targets of tests/fuzz (tests/fuzz/run.sh)
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
