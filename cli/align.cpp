@@ -279,15 +279,16 @@ void add_align_command(CLI::App& app) {
       "Attributed graph alignment with QPAlign (Huang, Tian, Yang, ICML 2026). Each graph folder "
       "holds edge_index.npy (2, E) int64, optionally edge_weight.npy (E) and features.npy (n, d) "
       "float32 (n = rows of features, else the largest id + 1), or adjacency.npy (n, n) float64 "
-      "instead of the edge list. Node i of G1 is matched to node "
+      "instead of the edge list; other integer and float dtypes are converted. Node i of G1 is "
+      "matched to node "
       "perm[i] of G2. OUT_DIR receives perm.npy (n1) int64 (-1 = unmatched when n1 > n2), "
       "topk.npy (n1, k) int64, topk_scores.npy, objective.npy and with --soft soft.npy (n1, n2). "
       "Defaults are the authors' synthetic settings; Douban: --lambda-edge 0.2 --lambda-feature "
       "0.8 --gamma 0 --iters 1000 --sweeps 200 --step 5e-3 --init random.");
   cmd->add_option("G1_DIR", args->g1_dir, "folder of the first graph")->required();
   cmd->add_option("G2_DIR", args->g2_dir, "folder of the second graph")->required();
-  cmd->add_option("--seeds", args->seeds, "known pairs (k, 2) int64 .npy [G1 node, G2 node]");
-  cmd->add_option("--truth", args->truth, "true pairs (t, 2) int64 .npy for the metrics");
+  cmd->add_option("--seeds", args->seeds, "known pairs (k, 2) integer .npy [G1 node, G2 node]");
+  cmd->add_option("--truth", args->truth, "true pairs (t, 2) integer .npy for the metrics");
   cmd->add_option("--output", args->output, "write perm.npy, topk.npy, ... into this folder");
   cmd->add_option("--lambda-edge", args->lambda_edge, "weight of ||A Pi - Pi B||^2")
       ->capture_default_str();
