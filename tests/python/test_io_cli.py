@@ -16,8 +16,16 @@ import pytest
 CLI = shutil.which("birkhoff")
 pytestmark = pytest.mark.skipif(CLI is None, reason="the birkhoff command is not on PATH")
 
-COARSEN_OUTPUTS = ["merges", "keys", "roots", "assignment", "sizes", "features", "edge_index",
-                   "edge_weight"]
+COARSEN_OUTPUTS = [
+    "merges",
+    "keys",
+    "roots",
+    "assignment",
+    "sizes",
+    "features",
+    "edge_index",
+    "edge_weight",
+]
 
 
 def run(*args, check=True):
@@ -41,8 +49,9 @@ def save_folder(path, **arrays):
 
 
 def coarsen(folder, out, *flags):
-    summary = json.loads(run("coarsen", folder, "--ratio", "0.5", "--output", out, "--json",
-                             *flags).stdout)
+    summary = json.loads(
+        run("coarsen", folder, "--ratio", "0.5", "--output", out, "--json", *flags).stdout
+    )
     return summary, {name: np.load(out / f"{name}.npy") for name in COARSEN_OUTPUTS}
 
 
@@ -119,8 +128,9 @@ def test_coarsen_of_an_edgeless_graph_is_trivial(tmp_path, rng):
 
 
 def test_coarsen_without_features_says_what_is_missing_and_what_works(tmp_path):
-    folder = save_folder(tmp_path / "pubmed_like", edge_index=np.array([[0, 1], [1, 2]]),
-                         labels=np.array([0, 1, 0]))
+    folder = save_folder(
+        tmp_path / "pubmed_like", edge_index=np.array([[0, 1], [1, 2]]), labels=np.array([0, 1, 0])
+    )
     out = run("coarsen", folder, check=False)
     assert out.returncode == 2
     assert out.stderr.startswith("birkhoff: error: GRAPH_DIR: ")
@@ -144,8 +154,21 @@ def test_coarsen_names_the_file_when_ids_do_not_fit(tmp_path, rng):
 
 
 def transport(x_path, y_path, out, *flags):
-    summary = json.loads(run("transport", x_path, y_path, "--blur", "0.1", "--output", out,
-                             "--map", "--json", "--quiet", *flags).stdout)
+    summary = json.loads(
+        run(
+            "transport",
+            x_path,
+            y_path,
+            "--blur",
+            "0.1",
+            "--output",
+            out,
+            "--map",
+            "--json",
+            "--quiet",
+            *flags,
+        ).stdout
+    )
     with np.load(out) as z:
         arrays = {k: z[k] for k in z.files}
     return summary, arrays
@@ -171,14 +194,18 @@ def test_transport_reads_fortran_ordered_float64_points(tmp_path, rng):
 def test_transport_output_is_a_stored_npz_that_numpy_reads(tmp_path, rng):
     np.save(tmp_path / "x.npy", rng.random((50, 2), dtype=np.float32))
     np.save(tmp_path / "y.npy", rng.random((40, 2), dtype=np.float32))
-    _, arrays = transport(tmp_path / "x.npy", tmp_path / "y.npy", tmp_path / "o.npz",
-                          "--gradient")
+    _, arrays = transport(tmp_path / "x.npy", tmp_path / "y.npy", tmp_path / "o.npz", "--gradient")
     assert arrays["f"].shape == (50,) and arrays["grad_y"].shape == (40, 2)
     assert arrays["f"].dtype == np.float32
     with zipfile.ZipFile(tmp_path / "o.npz") as z:
         infos = z.infolist()
-        assert [i.filename for i in infos] == ["f.npy", "g.npy", "barycentric_map.npy",
-                                               "grad_x.npy", "grad_y.npy"]
+        assert [i.filename for i in infos] == [
+            "f.npy",
+            "g.npy",
+            "barycentric_map.npy",
+            "grad_x.npy",
+            "grad_y.npy",
+        ]
         assert all(i.compress_type == zipfile.ZIP_STORED for i in infos)
         assert z.testzip() is None
 
@@ -196,37 +223,72 @@ def test_transport_solves_mixed_dtypes_in_float64_and_says_so(tmp_path, rng):
     assert summary["dtype"] == "float64"
     assert summary["converted"] == {"SOURCE": "float32->float64"}
     np.testing.assert_array_equal(got["f"], want["f"])
-    summary, _ = transport(tmp_path / "x64.npy", tmp_path / "y.npy", tmp_path / "a.npz",
-                           "--weights-a", tmp_path / "a.npy", "--weights-b", tmp_path / "b.npy")
-    assert summary["converted"] == {"--weights-a": "int32->float64",
-                                    "--weights-b": "uint8->float64"}
+    summary, _ = transport(
+        tmp_path / "x64.npy",
+        tmp_path / "y.npy",
+        tmp_path / "a.npz",
+        "--weights-a",
+        tmp_path / "a.npy",
+        "--weights-b",
+        tmp_path / "b.npy",
+    )
+    assert summary["converted"] == {
+        "--weights-a": "int32->float64",
+        "--weights-b": "uint8->float64",
+    }
 
 
 def test_align_reads_int32_fortran_edges_and_float64_features(tmp_path):
     run("generate", "wigner", tmp_path / "pair", "--n", "40", "--d", "6", "--seed", "2")
     pair = tmp_path / "pair"
-    base = json.loads(run("align", pair / "g1", pair / "g2", "--truth", pair / "truth.npy",
-                          "--output", tmp_path / "a", "--json", "--quiet").stdout)
+    base = json.loads(
+        run(
+            "align",
+            pair / "g1",
+            pair / "g2",
+            "--truth",
+            pair / "truth.npy",
+            "--output",
+            tmp_path / "a",
+            "--json",
+            "--quiet",
+        ).stdout
+    )
     g1 = pair / "g1"
     e = np.load(g1 / "edge_index.npy")
     np.save(g1 / "edge_index.npy", np.asfortranarray(e.astype(np.int32)))
     np.save(g1 / "features.npy", np.load(g1 / "features.npy").astype(">f8"))
     np.save(pair / "truth.npy", np.load(pair / "truth.npy").astype(np.uint16))
-    other = json.loads(run("align", pair / "g1", pair / "g2", "--truth", pair / "truth.npy",
-                           "--output", tmp_path / "b", "--json", "--quiet").stdout)
-    np.testing.assert_array_equal(np.load(tmp_path / "a" / "perm.npy"),
-                                  np.load(tmp_path / "b" / "perm.npy"))
+    other = json.loads(
+        run(
+            "align",
+            pair / "g1",
+            pair / "g2",
+            "--truth",
+            pair / "truth.npy",
+            "--output",
+            tmp_path / "b",
+            "--json",
+            "--quiet",
+        ).stdout
+    )
+    np.testing.assert_array_equal(
+        np.load(tmp_path / "a" / "perm.npy"), np.load(tmp_path / "b" / "perm.npy")
+    )
     assert other["overlap"] == base["overlap"]
-    assert other["converted"] == {"edge_index1": "int32->int64",
-                                  "features1": "float64->float32",
-                                  "truth": "uint16->int64"}
+    assert other["converted"] == {
+        "edge_index1": "int32->int64",
+        "features1": "float64->float32",
+        "truth": "uint16->int64",
+    }
 
 
 def test_align_of_edgeless_graphs_is_trivial(tmp_path, rng):
     x = rng.standard_normal((5, 3)).astype(np.float32)
     for g in ("g1", "g2"):
         save_folder(tmp_path / g, features=x, edge_index=np.zeros((2, 0), np.int64))
-    out = run("align", tmp_path / "g1", tmp_path / "g2", "--output", tmp_path / "o", "--json",
-              "--quiet")
+    out = run(
+        "align", tmp_path / "g1", tmp_path / "g2", "--output", tmp_path / "o", "--json", "--quiet"
+    )
     assert json.loads(out.stdout)["n1"] == 5
     np.testing.assert_array_equal(np.load(tmp_path / "o" / "perm.npy"), np.arange(5))
