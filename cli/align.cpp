@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/graph/align/generate.hpp"
 #include "birkhoff/graph/align/qpalign.hpp"
+#include "birkhoff/io/graph_dir.hpp"
 #include "birkhoff/io/npy.hpp"
 #include "commands.hpp"
 #include "common.hpp"
@@ -27,72 +29,47 @@ struct AlignArgs {
   bool directed = false, no_bb = false, soft = false, json = false, quiet = false;
 };
 
-// A graph folder loaded into owning arrays; `graph` views them.
-struct GraphDir {
-  io::NpyArray edge_index;
-  std::vector<double> weight;
-  Matrix features, adjacency;
-  bool has_features = false;
+// A graph folder read into owning arrays; `graph` views them.
+struct GraphInput {
+  io::GraphDir dir;
   align::AlignGraph graph;
 };
 
-GraphDir load_graph(const std::string& dir, const std::string& suffix, bool directed) {
-  GraphDir g;
-  const std::string ei = dir + "/edge_index.npy", ew = dir + "/edge_weight.npy",
-                    x = dir + "/features.npy";
-  require(std::filesystem::is_directory(dir), "G" + suffix + "_DIR", "not a folder: " + dir);
-  const std::string adj = dir + "/adjacency.npy";
-  if (std::filesystem::exists(adj) && !std::filesystem::exists(ei)) {
-    g.adjacency = load_matrix(adj, "adjacency" + suffix);
-    require(g.adjacency.is_double(), "adjacency" + suffix, adj + " must hold float64");
-    g.graph.num_nodes = g.adjacency.rows;
-    g.graph.adjacency = {g.adjacency.array.as<double>("adjacency" + suffix).data(),
-                         g.adjacency.rows, g.adjacency.cols};
-    g.graph.directed = directed;
-    if (std::filesystem::exists(x)) {
-      g.features = load_matrix(x, "x" + suffix);
-      require(!g.features.is_double(), "x" + suffix, x + " must hold float32 features");
-      g.graph.x = {g.features.array.as<float>("x" + suffix).data(), g.features.rows,
-                   g.features.cols};
-    }
+GraphInput load_graph(const std::string& path, const std::string& suffix, bool directed,
+                      std::map<std::string, std::string>& converted) {
+  require(std::filesystem::is_directory(path), "G" + suffix + "_DIR", "not a folder: " + path);
+  GraphInput g;
+  io::GraphDirOptions options;
+  options.adjacency = true;
+  g.dir = io::read_graph_dir(path, options);
+  for (const auto& [name, conversion] : g.dir.converted) converted[name + suffix] = conversion;
+  g.graph.directed = directed;
+  g.graph.x = g.dir.features_view();
+  if (g.dir.adjacency) {
+    g.graph.num_nodes = g.dir.adjacency->shape[0];
+    g.graph.adjacency = g.dir.adjacency_view();
     return g;
   }
-  require(std::filesystem::exists(ei), "edge_index" + suffix, "file not found: " + ei);
-  try {
-    g.edge_index = io::read_npy(ei);
-  } catch (const InvalidInput& e) {
-    throw InvalidInput("edge_index" + suffix + ": " + e.what());
-  }
-  require(g.edge_index.shape.size() == 2 && g.edge_index.shape[0] == 2, "edge_index" + suffix,
-          ei + " must hold a (2, E) array");
-  const auto edges = g.edge_index.as<std::int64_t>("edge_index" + suffix);
-  const std::int64_t e = g.edge_index.shape[1];
-  if (std::filesystem::exists(ew)) g.weight = load_vector<double>(ew, "edge_weight" + suffix);
+  g.graph.edge_index = g.dir.edge_index_view();
+  g.graph.edge_weight = g.dir.edge_weight_view();
   std::int64_t n = 0;
-  if (std::filesystem::exists(x)) {
-    g.features = load_matrix(x, "x" + suffix);
-    require(!g.features.is_double(), "x" + suffix, x + " must hold float32 features");
-    g.has_features = true;
-    n = g.features.rows;
+  if (g.dir.features) {
+    n = g.dir.features->shape[0];
   } else {
-    for (const std::int64_t v : edges) n = std::max(n, v + 1);
+    for (const std::int64_t v : g.dir.edge_index->as<std::int64_t>("edge_index" + suffix))
+      n = std::max(n, v + 1);
   }
   g.graph.num_nodes = n;
-  g.graph.edge_index = {edges.data(), 2, e};
-  g.graph.edge_weight = g.weight;
-  g.graph.directed = directed;
-  if (g.has_features) {
-    g.graph.x = {g.features.array.as<float>("x" + suffix).data(), g.features.rows, g.features.cols};
-  }
   return g;
 }
 
-io::NpyArray load_pairs(const std::string& path, const std::string& what) {
+io::NpyArray load_pairs(const std::string& path, const std::string& what,
+                        std::map<std::string, std::string>& converted) {
   require(std::filesystem::exists(path), what, "file not found: " + path);
-  io::NpyArray a = io::read_npy(path);
+  io::NpyArray a = io::read_npy_as<std::int64_t>(path, what);
   require(a.shape.size() == 2 && a.shape[1] == 2, what,
-          path + " must hold a (k, 2) int64 array [node of G1, node of G2]");
-  a.as<std::int64_t>(what);
+          path + " must hold a (k, 2) integer array [node of G1, node of G2]");
+  if (a.converted_from) converted[what] = a.conversion();
   return a;
 }
 
@@ -154,17 +131,19 @@ void run_align(const AlignArgs& args) {
   o.patience = args.patience;
   o.return_soft = args.soft;
   o.num_threads = args.threads;
-  const GraphDir g1 = load_graph(args.g1_dir, "1", args.directed);
-  const GraphDir g2 = load_graph(args.g2_dir, "2", args.directed);
+  std::map<std::string, std::string> converted;
+  const GraphInput g1 = load_graph(args.g1_dir, "1", args.directed, converted);
+  const GraphInput g2 = load_graph(args.g2_dir, "2", args.directed, converted);
   io::NpyArray seeds, truth;
   if (!args.seeds.empty()) {
-    seeds = load_pairs(args.seeds, "seeds");
+    seeds = load_pairs(args.seeds, "seeds", converted);
     o.seeds = {seeds.as<std::int64_t>("seeds").data(), seeds.shape[0], 2};
   }
   if (!args.truth.empty()) {
-    truth = load_pairs(args.truth, "truth");
+    truth = load_pairs(args.truth, "truth", converted);
     o.truth = {truth.as<std::int64_t>("truth").data(), truth.shape[0], 2};
   }
+  note_conversions(converted, args.json);
   ProgressBar bar(args.quiet || args.json);
   o.progress = bar.callback();
   const auto start = std::chrono::steady_clock::now();
@@ -198,6 +177,7 @@ void run_align(const AlignArgs& args) {
                         {"lambda_feature", r.lambda_feature},
                         {"unmatched", unmatched},
                         {"nan_restarts", r.nan_restarts},
+                        {"converted", converted},
                         {"seconds", seconds},
                         {"seconds_per_iteration",
                          r.iterations > 0 ? seconds / static_cast<double>(r.iterations) : 0.0},
@@ -237,11 +217,11 @@ struct GenerateArgs {
 void write_graph(const std::string& dir, std::int64_t n, std::int64_t d,
                  const std::vector<double>& a, const std::vector<float>& x, bool binary,
                  bool dense) {
-  std::filesystem::create_directories(dir);
+  io::GraphDirArrays arrays;
+  if (d > 0) arrays.features = MatrixView<const float>(x.data(), n, d);
   if (dense) {
-    const std::vector<std::int64_t> s_a = {n, n}, s_x = {n, d};
-    io::write_npy(dir + "/adjacency.npy", std::span<const std::int64_t>(s_a), a.data());
-    if (d > 0) io::write_npy(dir + "/features.npy", std::span<const std::int64_t>(s_x), x.data());
+    arrays.adjacency = MatrixView<const double>(a.data(), n, n);
+    io::write_graph_dir(dir, arrays);
     return;
   }
   std::vector<std::int64_t> src, dst;
@@ -256,11 +236,9 @@ void write_graph(const std::string& dir, std::int64_t n, std::int64_t d,
   }
   const auto e = static_cast<std::int64_t>(src.size());
   src.insert(src.end(), dst.begin(), dst.end());
-  const std::vector<std::int64_t> s_e = {2, e}, s_w = {e}, s_x = {n, d};
-  io::write_npy(dir + "/edge_index.npy", std::span<const std::int64_t>(s_e), src.data());
-  if (!binary)
-    io::write_npy(dir + "/edge_weight.npy", std::span<const std::int64_t>(s_w), w.data());
-  if (d > 0) io::write_npy(dir + "/features.npy", std::span<const std::int64_t>(s_x), x.data());
+  arrays.edge_index = MatrixView<const std::int64_t>(src.data(), 2, e);
+  if (!binary) arrays.edge_weight = std::span<const double>(w);
+  io::write_graph_dir(dir, arrays);
 }
 
 void run_generate(const GenerateArgs& args) {
@@ -301,15 +279,16 @@ void add_align_command(CLI::App& app) {
       "Attributed graph alignment with QPAlign (Huang, Tian, Yang, ICML 2026). Each graph folder "
       "holds edge_index.npy (2, E) int64, optionally edge_weight.npy (E) and features.npy (n, d) "
       "float32 (n = rows of features, else the largest id + 1), or adjacency.npy (n, n) float64 "
-      "instead of the edge list. Node i of G1 is matched to node "
+      "instead of the edge list; other integer and float dtypes are converted. Node i of G1 is "
+      "matched to node "
       "perm[i] of G2. OUT_DIR receives perm.npy (n1) int64 (-1 = unmatched when n1 > n2), "
       "topk.npy (n1, k) int64, topk_scores.npy, objective.npy and with --soft soft.npy (n1, n2). "
       "Defaults are the authors' synthetic settings; Douban: --lambda-edge 0.2 --lambda-feature "
       "0.8 --gamma 0 --iters 1000 --sweeps 200 --step 5e-3 --init random.");
   cmd->add_option("G1_DIR", args->g1_dir, "folder of the first graph")->required();
   cmd->add_option("G2_DIR", args->g2_dir, "folder of the second graph")->required();
-  cmd->add_option("--seeds", args->seeds, "known pairs (k, 2) int64 .npy [G1 node, G2 node]");
-  cmd->add_option("--truth", args->truth, "true pairs (t, 2) int64 .npy for the metrics");
+  cmd->add_option("--seeds", args->seeds, "known pairs (k, 2) integer .npy [G1 node, G2 node]");
+  cmd->add_option("--truth", args->truth, "true pairs (t, 2) integer .npy for the metrics");
   cmd->add_option("--output", args->output, "write perm.npy, topk.npy, ... into this folder");
   cmd->add_option("--lambda-edge", args->lambda_edge, "weight of ||A Pi - Pi B||^2")
       ->capture_default_str();

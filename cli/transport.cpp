@@ -1,11 +1,13 @@
 // `birkhoff transport SOURCE TARGET`: entropic OT between two .npy point clouds.
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/io/npy.hpp"
+#include "birkhoff/io/npz.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
 #include "commands.hpp"
 #include "common.hpp"
@@ -23,13 +25,15 @@ struct TransportArgs {
 };
 
 template <class T>
-void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym) {
+void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym,
+         std::map<std::string, std::string> converted) {
   const auto start = std::chrono::steady_clock::now();
   require(args.schedule == "symmetric" || args.schedule == "alternating", "--schedule",
           "must be symmetric or alternating");
   std::vector<T> a, b;
-  if (!args.weights_a.empty()) a = load_vector<T>(args.weights_a, "--weights-a");
-  if (!args.weights_b.empty()) b = load_vector<T>(args.weights_b, "--weights-b");
+  if (!args.weights_a.empty()) a = load_vector<T>(args.weights_a, "--weights-a", converted);
+  if (!args.weights_b.empty()) b = load_vector<T>(args.weights_b, "--weights-b", converted);
+  note_conversions(converted, args.json);
   transport::OtProblem<T> problem;
   problem.geometry = transport::PointCloud<T>(
       {xm.array.template as<T>("SOURCE").data(), xm.rows, xm.cols},
@@ -66,16 +70,15 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym) {
     io::NpzWriter npz(args.output);
     const std::vector<std::int64_t> sn = {xm.rows}, sm = {ym.rows}, snd = {xm.rows, xm.cols},
                                     smd = {ym.rows, ym.cols};
-    npz.add("f", std::span<const std::int64_t>(sn), sol.f().data());
-    npz.add("g", std::span<const std::int64_t>(sm), sol.g().data());
+    npz.add_view("f", std::span<const std::int64_t>(sn), sol.f().data());
+    npz.add_view("g", std::span<const std::int64_t>(sm), sol.g().data());
     if (args.map) {
-      const auto map = sol.barycentric_map();
-      npz.add("barycentric_map", std::span<const std::int64_t>(snd), map.data());
+      npz.add("barycentric_map", std::span<const std::int64_t>(snd), sol.barycentric_map());
     }
     if (args.gradient) {
-      const auto grad = div ? div->gradients() : sol.gradients();
-      npz.add("grad_x", std::span<const std::int64_t>(snd), grad.x.data());
-      npz.add("grad_y", std::span<const std::int64_t>(smd), grad.y.data());
+      auto grad = div ? div->gradients() : sol.gradients();
+      npz.add("grad_x", std::span<const std::int64_t>(snd), std::move(grad.x));
+      npz.add("grad_y", std::span<const std::int64_t>(smd), std::move(grad.y));
     }
     npz.close();
   }
@@ -93,6 +96,7 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym) {
                 {"m", ym.rows},
                 {"d", xm.cols},
                 {"dtype", xm.is_double() ? "float64" : "float32"},
+                {"converted", converted},
                 {"seconds", seconds},
                 {"peak_rss_mb", peak_rss_mb()}});
   } else {
@@ -149,16 +153,21 @@ void add_transport_command(CLI::App& app) {
     require(args->output.empty() ? !(args->map || args->gradient) : true,
             args->map ? "--map" : "--gradient", "needs --output FILE.npz");
     if (!args->output.empty()) check_writable(args->output, "--output");
-    const Matrix x = load_matrix(args->source, "SOURCE");
-    const Matrix y = load_matrix(args->target, "TARGET");
-    if (x.array.dtype != y.array.dtype)
-      throw InvalidType("TARGET: dtype " + std::string(io::dtype_name(y.array.dtype)) +
-                        " differs from SOURCE's " + io::dtype_name(x.array.dtype));
+    Matrix x = load_matrix(args->source, "SOURCE");
+    Matrix y = load_matrix(args->target, "TARGET");
+    // Points of two dtypes are solved in float64, the float32 ones converted once.
+    std::map<std::string, std::string> converted;
+    for (auto [m, what] : {std::pair{&x, "SOURCE"}, std::pair{&y, "TARGET"}}) {
+      if (x.array.dtype != y.array.dtype && !m->is_double()) {
+        m->array.convert(io::DType::Float64, what);
+        converted[what] = m->array.conversion();
+      }
+    }
     try {
       if (x.is_double()) {
-        run<double>(*args, x, y);
+        run<double>(*args, x, y, converted);
       } else {
-        run<float>(*args, x, y);
+        run<float>(*args, x, y, converted);
       }
     } catch (const InvalidInput& e) {
       rethrow_with_cli_names(e, {{"x", "SOURCE"},

@@ -9,11 +9,12 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
-  libhwy-dev libcli11-dev libfmt-dev nlohmann-json3-dev libspng-dev zlib1g-dev
+  libhwy-dev libcli11-dev libfmt-dev nlohmann-json3-dev libspng-dev libzip-dev
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   libopenblas-dev   # BLAS GEMMs of the QPAlign solver
   python3-skimage   # ships the sample photos of the colour-transfer demo
   clang-format      # the format check of .ci/run (.clang-format)
+  clang libclang-rt-14-dev libomp-14-dev  # libFuzzer targets of tests/fuzz (tests/fuzz/run.sh)
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -17,6 +17,7 @@
 #include "birkhoff/graph/coarsen/nope.hpp"
 #include "birkhoff/io/npy.hpp"
 #include "shared_data.hpp"
+#include "birkhoff/io/npz.hpp"
 
 namespace birkhoff::coarsen {
 namespace {
