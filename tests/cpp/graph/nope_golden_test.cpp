@@ -16,8 +16,8 @@
 
 #include "birkhoff/graph/coarsen/nope.hpp"
 #include "birkhoff/io/npy.hpp"
-#include "shared_data.hpp"
 #include "birkhoff/io/npz.hpp"
+#include "shared_data.hpp"
 
 namespace birkhoff::coarsen {
 namespace {
