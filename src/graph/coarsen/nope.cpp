@@ -11,16 +11,13 @@
 #include <type_traits>
 #include <vector>
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
 #include "birkhoff/core/error.hpp"
+#include "birkhoff/core/memory.hpp"
 #include "birkhoff/core/system.hpp"
+#include "birkhoff/core/team.hpp"
 #include "graph/coarsen/build.hpp"
 #include "graph/coarsen/pairwise.hpp"
 #include "graph/coarsen/queue.hpp"
-#include "graph/coarsen/team.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define BIRKHOFF_AVX2_CLONE [[gnu::target_clones("avx2", "default")]]
@@ -31,7 +28,6 @@
 namespace birkhoff::coarsen {
 namespace {
 
-using detail::CacheLineAllocator;
 using detail::HeapEntry;
 using detail::Id;
 using detail::LiveIds;
@@ -241,14 +237,6 @@ void for_common(const A* a, std::size_t na, const B* b, std::size_t nb, const F&
   }
 }
 
-/// Hands the allocator's free pages back to the system (the dead nodes' lists are many small
-/// blocks that free() keeps), so that the bitset does not raise the peak memory.
-inline void release_free_memory() {
-#if defined(__GLIBC__)
-  malloc_trim(0);
-#endif
-}
-
 /// NOPE: an edge {m, k} inside N(n), m < k, found in N(m) by the scoring of the pair (m, n):
 /// k's position in N(n), and its terms of the common-neighbour sums of both pairs,
 /// (<x_m, x_k> - <x_n, x_k>)^2 for (m, n) and (<x_m, x_k> - <x_n, x_m>)^2 for (k, n).
@@ -299,7 +287,7 @@ class Loop {
     above_.assign(static_cast<std::size_t>(ids), 0);
     initialise();
     // The merges' threads; started after the OpenMP start-up, gone before the output build.
-    team_ = std::make_unique<detail::Team>(threads_);
+    team_ = std::make_unique<ThreadTeam>(threads_);
 
     const std::int64_t needed = n_ - target;
     out.merges.reserve(static_cast<std::size_t>(3 * std::max<std::int64_t>(needed, 0)));
@@ -1032,7 +1020,7 @@ class Loop {
   std::vector<float> sum_;
   int threads_ = 1;
   std::vector<Scratch> scratch_;
-  std::unique_ptr<detail::Team> team_;
+  std::unique_ptr<ThreadTeam> team_;
 };
 
 }  // namespace

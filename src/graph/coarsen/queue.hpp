@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <new>
 #include <vector>
 
-#include "graph/coarsen/team.hpp"
+#include "birkhoff/core/memory.hpp"
+#include "birkhoff/core/team.hpp"
 
 namespace birkhoff::coarsen::detail {
 
@@ -30,22 +30,6 @@ struct After {
     if (a.lo != b.lo) return a.lo > b.lo;
     return a.hi > b.hi;
   }
-};
-
-/// Storage aligned to cache lines (64 bytes).
-template <class T>
-struct CacheLineAllocator {
-  using value_type = T;
-  CacheLineAllocator() = default;
-  template <class U>
-  explicit CacheLineAllocator(const CacheLineAllocator<U>&) {}
-  T* allocate(std::size_t n) {
-    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
-  }
-  void deallocate(T* p, std::size_t n) {
-    ::operator delete (p, n * sizeof(T), std::align_val_t{64});
-  }
-  friend bool operator==(const CacheLineAllocator&, const CacheLineAllocator&) { return true; }
 };
 
 /// A 4-ary min-heap of HeapEntry under the (key, lo, hi) order: the same pops as a binary heap
@@ -170,7 +154,7 @@ class PairQueue {
 
   /// Pops entries until one with both ends live (live(id) != 0); false when none is left.
   template <class Live>
-  bool pop_live(HeapEntry& top, const Live& live, Team& team) {
+  bool pop_live(HeapEntry& top, const Live& live, ThreadTeam& team) {
     for (;;) {
       while (!near_.empty()) {
         top = near_.pop();
@@ -183,7 +167,7 @@ class PairQueue {
 
   /// Drops the entries with a dead end from the pool and the heap.
   template <class Live>
-  void compact(const Live& live, Team& team) {
+  void compact(const Live& live, ThreadTeam& team) {
     pool_.resize(partition(pool_.data(), pool_.size(), live, nullptr, team));
     near_.resize(partition(near_.data(), near_.size(), live, nullptr, team));
     rebuild_near(team);
@@ -191,7 +175,7 @@ class PairQueue {
 
  private:
   template <class Live>
-  void refill(const Live& live, Team& team) {
+  void refill(const Live& live, ThreadTeam& team) {
     const std::size_t size = pool_.size();
     const std::size_t want = std::max(near_min_, size / near_share_);
     if (size <= 2 * want) {
@@ -235,7 +219,7 @@ class PairQueue {
   /// then the shares are moved together.
   template <class Live>
   std::size_t partition(HeapEntry* entries, std::size_t size, const Live& live,
-                        std::vector<std::vector<HeapEntry>>* below, Team& team) {
+                        std::vector<std::vector<HeapEntry>>* below, ThreadTeam& team) {
     const bool parallel = size >= kParallelPass;
     const auto shares = static_cast<std::size_t>(parallel ? team.size() : 1);
     kept_.assign(shares, 0);
@@ -276,7 +260,7 @@ class PairQueue {
     return at;
   }
 
-  void rebuild_near(Team& team) {
+  void rebuild_near(ThreadTeam& team) {
     near_.rebuild([&team](std::int64_t first, std::int64_t last, const auto& f) {
       auto body = [&f, first](int, std::int64_t i) { f(first + i); };
       team.for_each(last - first, kLevelChunk, last - first >= kParallelLevel, body);
