@@ -15,15 +15,10 @@
 #include "birkhoff/core/memory.hpp"
 #include "birkhoff/core/system.hpp"
 #include "birkhoff/core/team.hpp"
+#include "birkhoff/kernels/bitset.hpp"
+#include "birkhoff/kernels/reduce.hpp"
 #include "graph/coarsen/build.hpp"
-#include "graph/coarsen/pairwise.hpp"
 #include "graph/coarsen/queue.hpp"
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define BIRKHOFF_AVX2_CLONE [[gnu::target_clones("avx2", "default")]]
-#else
-#define BIRKHOFF_AVX2_CLONE
-#endif
 
 namespace birkhoff::coarsen {
 namespace {
@@ -41,6 +36,13 @@ struct IdDot {
 };
 inline Id id_of(Id e) { return e; }
 inline Id id_of(const IdDot& e) { return e.id; }
+/// Floats from one entry's dot to the next one's.
+constexpr std::int64_t kDotStride = sizeof(IdDot) / sizeof(float);
+
+/// sum_t e[t].dot^2 in NumPy's pairwise float32 order (NOPE's interference sigma).
+inline float sum_dot_squares(const IdDot* e, std::int64_t n) {
+  return n == 0 ? 0.0f : kernels::sum_squares_pairwise(&e->dot, n, kDotStride);
+}
 
 /// Feature rows: the caller's matrix for original ids, a block pool with a free list for merged
 /// ids. Live merged nodes hold at least two originals each, so at most N/2 pool rows are in use.
@@ -115,17 +117,6 @@ class FeatureStore {
   std::uint32_t next_ = 0;
 };
 
-/// detail::dot and detail::squared_distance, compiled for AVX2 as well as the baseline and
-/// picked at load time. Both clones run the same float operations in the same order (no FMA:
-/// this file is compiled with -ffp-contract=off), so the results are bitwise equal; AVX2 only
-/// holds four double (dot) or eight float (distance) lanes in one register.
-BIRKHOFF_AVX2_CLONE float row_dot(const float* a, const float* b, std::int64_t n) {
-  return detail::dot(a, b, n);
-}
-BIRKHOFF_AVX2_CLONE float row_distance(const float* a, const float* b, std::int64_t n) {
-  return detail::squared_distance(a, b, n);
-}
-
 /// Asks for the cache lines of a feature row ahead of its use (rows are read in random order):
 /// every line the row touches. The caller's rows need not start on a line (a 512-byte row at
 /// 16 bytes past one spans nine lines, of which stepping by 64 bytes from the row's start
@@ -136,54 +127,6 @@ inline void prefetch_row(const float* row, std::int64_t d) {
   for (std::uintptr_t p = first; p < last; p += 64) {
     __builtin_prefetch(reinterpret_cast<const void*>(p));
   }
-}
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define BIRKHOFF_POPCOUNT_CLONE \
-  [[gnu::target_clones("arch=icelake-server", "arch=haswell", "popcnt", "default")]]
-#else
-#define BIRKHOFF_POPCOUNT_CLONE
-#endif
-
-/// |a AND b| over n words (vectorised with AVX-512 VPOPCNTDQ where the machine has it).
-BIRKHOFF_POPCOUNT_CLONE std::int64_t and_count(const std::uint64_t* a, const std::uint64_t* b,
-                                               std::int64_t n) {
-  std::int64_t count = 0;
-  for (std::int64_t w = 0; w < n; ++w) count += std::popcount(a[w] & b[w]);
-  return count;
-}
-
-/// out = a AND b over n words; returns |out|.
-BIRKHOFF_POPCOUNT_CLONE std::int64_t and_into(const std::uint64_t* a, const std::uint64_t* b,
-                                              std::uint64_t* out, std::int64_t n) {
-  std::int64_t count = 0;
-  for (std::int64_t w = 0; w < n; ++w) {
-    out[w] = a[w] & b[w];
-    count += std::popcount(out[w]);
-  }
-  return count;
-}
-
-/// NOPE's common-neighbour sum, sum over k of (<x_m,x_k> - <x_n,x_k>)^2 for the set bits k of
-/// `both` = rm AND rn, in ascending slot (= id) order: the order of the list scan, so the
-/// float32 sum is the same. In the dense phase N(m) and N(n) are exact sorted lists of the set
-/// bits of their rows rm and rn, so the entry of k is found by rank (the set bits before k).
-BIRKHOFF_POPCOUNT_CLONE float common_sum(const std::uint64_t* rm, const std::uint64_t* rn,
-                                         const std::uint64_t* both, const IdDot* lm,
-                                         const IdDot* ln, std::int64_t words) {
-  float c = 0.0f;
-  std::int64_t base_m = 0, base_n = 0;
-  for (std::int64_t w = 0; w < words; ++w) {
-    for (std::uint64_t bits = both[w]; bits != 0; bits &= bits - 1) {
-      const std::uint64_t below = (bits & (~bits + 1)) - 1;
-      const float diff = lm[base_m + std::popcount(rm[w] & below)].dot -
-                         ln[base_n + std::popcount(rn[w] & below)].dot;
-      c += diff * diff;
-    }
-    base_m += std::popcount(rm[w]);
-    base_n += std::popcount(rn[w]);
-  }
-  return c;
 }
 
 /// Calls f(i, j) for every id common to the sorted lists a and b (no repeats inside a list),
@@ -337,7 +280,8 @@ class Loop {
 
   /// NOPE* key: ((w * max(d_p + d_q - inter - 2, 0)) * |x_p - x_q|^2), all float32.
   double star_key(Id p, Id q, std::int64_t inter) const {
-    return star_key(p, q, inter, row_distance(features_.row(p), features_.row(q), d_));
+    return star_key(p, q, inter,
+                    kernels::squared_distance_pairwise(features_.row(p), features_.row(q), d_));
   }
   /// The same with dist = |x_p - x_q|^2 given.
   double star_key(Id p, Id q, std::int64_t inter, float dist) const {
@@ -379,7 +323,8 @@ class Loop {
         }
         const Id j = static_cast<Id>(row[t]);
         if constexpr (kNope) {
-          const float dt = row_dot(features_.row(static_cast<Id>(i)), features_.row(j), d_);
+          const float dt =
+              kernels::dot_widened(features_.row(static_cast<Id>(i)), features_.row(j), d_);
           list[t] = IdDot{j, dt};
         } else {
           list[t] = j;
@@ -389,9 +334,7 @@ class Loop {
       above_[i] = static_cast<std::uint32_t>(
           std::upper_bound(row.begin(), row.end(), static_cast<std::int32_t>(i)) - row.begin());
       if constexpr (kNope) {
-        sigma_[i] =
-            detail::pairwise_sum(static_cast<std::int64_t>(list.size()),
-                                 [&list](std::int64_t t) { return list[t].dot * list[t].dot; });
+        sigma_[i] = sum_dot_squares(list.data(), static_cast<std::int64_t>(list.size()));
       }
     }
     // One heap entry per undirected edge (p, q), p < q, at a fixed offset: thread-independent.
@@ -560,7 +503,7 @@ class Loop {
         }
         if (t + kPrefetch < last) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
         const Id m = nb_[t];
-        const float dmn = row_dot(features_.row(m), xn, d_);
+        const float dmn = kernels::dot_widened(features_.row(m), xn, d_);
         ln[t] = IdDot{m, dmn};
         float upd = dmn * dmn;
         if (from_[t] & 1) upd = upd - dot_u_[t] * dot_u_[t];
@@ -582,8 +525,7 @@ class Loop {
         for (std::int64_t t = first; t < last; ++t) dot(t, last);
       };
       team_->for_ranges(dn_signed, kPairChunk, parallel, chunk);
-      sigma_[n] =
-          detail::pairwise_sum(dn_signed, [&ln](std::int64_t t) { return ln[t].dot * ln[t].dot; });
+      sigma_[n] = sum_dot_squares(ln.data(), dn_signed);
     } else {
       for (std::size_t t = 0; t < dn; ++t) {
         ln[t] = nb_[t];
@@ -706,7 +648,7 @@ class Loop {
       const Id m = nb_[t];
       if constexpr (!kNope) {
         if (t + kPrefetch < last) prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
-        dist_[t] = row_distance(features_.row(m), xn, d_);
+        dist_[t] = kernels::squared_distance_pairwise(features_.row(m), xn, d_);
       }
       std::uint32_t* count = sc.count.data();
       float dot_m = 0.0f;
@@ -827,7 +769,7 @@ class Loop {
         prefetch_row(features_.row(nb_[t + kPrefetch]), d_);
       }
       const std::int64_t words = (static_cast<std::int64_t>(next_slot_) + 63) / 64;
-      return star_key(nb_[t], n, and_count(row(nb_[t]), row(n), words));
+      return star_key(nb_[t], n, kernels::and_count(row(nb_[t]), row(n), words));
     }
   }
 
@@ -837,8 +779,9 @@ class Loop {
     const std::int64_t words = (static_cast<std::int64_t>(next_slot_) + 63) / 64;
     std::uint64_t* both = scratch.common.data();
     float c = 0.0f;
-    if (and_into(row(m), row(n), both, words) > 0) {
-      c = common_sum(row(m), row(n), both, node_[m].list.data(), node_[n].list.data(), words);
+    if (kernels::and_into(row(m), row(n), both, words) > 0) {
+      c = kernels::rank_squared_differences(row(m), row(n), both, &node_[m].list.data()->dot,
+                                            &node_[n].list.data()->dot, kDotStride, words);
     }
     return nope_key(m, n, c);
   }
