@@ -1,7 +1,5 @@
 #include "graph/align/operator.hpp"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -11,12 +9,8 @@
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/core/system.hpp"
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define BIRKHOFF_AVX2_CLONE [[gnu::target_clones("avx2", "default")]]
-#else
-#define BIRKHOFF_AVX2_CLONE
-#endif
+#include "birkhoff/kernels/gemm.hpp"
+#include "birkhoff/kernels/sparse.hpp"
 
 namespace birkhoff::align::detail {
 namespace {
@@ -128,28 +122,12 @@ Operator::Operator(const AlignGraph& g, std::int64_t size,
 void Operator::left(bool transpose, double alpha, const double* p, double beta, double* out) const {
   const std::int64_t n = n_;
   transpose = transpose && directed_;  // a dense undirected adjacency is symmetric
-  if (dense_ && n < kSmall) {
-    // Small products: plain loops beat a threaded BLAS call (and its wake-up) by far.
-    for (std::int64_t i = 0; i < n; ++i) {
-      double* o = out + i * n;
-      for (std::int64_t j = 0; j < n; ++j) o[j] = beta == 0.0 ? 0.0 : beta * o[j];
-      for (std::int64_t k = 0; k < n; ++k) {
-        const double w = alpha * (transpose ? matrix_[k * n + i] : matrix_[i * n + k]);
-        const double* src = p + k * n;
-#pragma omp simd
-        for (std::int64_t j = 0; j < n; ++j) o[j] += w * src[j];
-      }
-    }
-    return;
-  }
   if (dense_) {
-    cblas_dgemm(CblasRowMajor, transpose ? CblasTrans : CblasNoTrans, CblasNoTrans,
-                static_cast<int>(n), static_cast<int>(n), static_cast<int>(n), alpha,
-                matrix_.data(), static_cast<int>(n), p, static_cast<int>(n), beta, out,
-                static_cast<int>(n));
+    // Small products: plain loops beat a threaded BLAS call (and its wake-up) by far.
+    const auto product = n < kSmall ? kernels::gemm_rows : kernels::gemm;
+    product(transpose, false, n, n, n, alpha, matrix_.data(), n, p, n, beta, out, n);
     return;
   }
-  const Csr& m = csr(transpose);
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads_)
   for (std::int64_t i = 0; i < n; ++i) {
     double* o = out + i * n;
@@ -158,12 +136,7 @@ void Operator::left(bool transpose, double alpha, const double* p, double beta, 
     } else if (beta != 1.0) {
       for (std::int64_t j = 0; j < n; ++j) o[j] *= beta;
     }
-    for (std::int64_t k = m.indptr[i]; k < m.indptr[i + 1]; ++k) {
-      const double w = alpha * m.values[k];
-      const double* src = p + static_cast<std::int64_t>(m.indices[k]) * n;
-#pragma omp simd
-      for (std::int64_t j = 0; j < n; ++j) o[j] += w * src[j];
-    }
+    left_row(transpose, alpha, p, i, o);
   }
 }
 
@@ -171,69 +144,19 @@ void Operator::right(bool transpose, double alpha, const double* p, double beta,
                      double* out) const {
   const std::int64_t n = n_;
   transpose = transpose && directed_;
-  if (dense_ && n < kSmall) {
-    for (std::int64_t i = 0; i < n; ++i) {
-      double* o = out + i * n;
-      for (std::int64_t j = 0; j < n; ++j) o[j] = beta == 0.0 ? 0.0 : beta * o[j];
-      for (std::int64_t k = 0; k < n; ++k) {
-        const double w = alpha * p[i * n + k];
-        if (transpose) {
-          for (std::int64_t j = 0; j < n; ++j) o[j] += w * matrix_[j * n + k];
-        } else {
-          const double* src = matrix_.data() + k * n;
-#pragma omp simd
-          for (std::int64_t j = 0; j < n; ++j) o[j] += w * src[j];
-        }
-      }
-    }
-    return;
-  }
   if (dense_) {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, transpose ? CblasTrans : CblasNoTrans,
-                static_cast<int>(n), static_cast<int>(n), static_cast<int>(n), alpha, p,
-                static_cast<int>(n), matrix_.data(), static_cast<int>(n), beta, out,
-                static_cast<int>(n));
+    const auto product = n < kSmall ? kernels::gemm_rows : kernels::gemm;
+    product(false, transpose, n, n, n, alpha, p, n, matrix_.data(), n, beta, out, n);
     return;
   }
   scale_rows(beta, out, n, threads_);
   const Csr& m = csr(transpose);
 #pragma omp parallel for schedule(static) num_threads(threads_)
   for (std::int64_t i = 0; i < n; ++i) {
-    const double* src = p + i * n;
-    double* o = out + i * n;
-    for (std::int64_t k = 0; k < n; ++k) {
-      const double w = alpha * src[k];
-      for (std::int64_t q = m.indptr[k]; q < m.indptr[k + 1]; ++q)
-        o[m.indices[q]] += w * m.values[q];
-    }
+    kernels::csr_scatter(m.indptr.data(), m.indices.data(), m.values.data(), n, p + i * n, alpha,
+                         out + i * n);
   }
 }
-
-namespace {
-
-// out[j] = (first ? 0 : out[j]) + w[0] src[0][j] + ... + w[C-1] src[C-1][j], added left to right:
-// the values of C passes of out += w src, in one pass over out.
-template <int C>
-BIRKHOFF_AVX2_CLONE void add_rows(bool first, const double* w, const double* const* src,
-                                  double* out, std::int64_t n) {
-  if (first) {
-#pragma omp simd
-    for (std::int64_t j = 0; j < n; ++j) {
-      double a = w[0] * src[0][j];
-      for (int c = 1; c < C; ++c) a += w[c] * src[c][j];
-      out[j] = a;
-    }
-  } else {
-#pragma omp simd
-    for (std::int64_t j = 0; j < n; ++j) {
-      double a = out[j];
-      for (int c = 0; c < C; ++c) a += w[c] * src[c][j];
-      out[j] = a;
-    }
-  }
-}
-
-}  // namespace
 
 void Operator::left_row(bool transpose, double alpha, const double* p, std::int64_t i,
                         double* out_row, bool assign) const {
@@ -254,68 +177,10 @@ void Operator::left_row(bool transpose, double alpha, const double* p, std::int6
       w[c] = alpha * m.values[k];
       src[c] = p + static_cast<std::int64_t>(m.indices[k]) * n;
     }
-    switch (count) {
-      case 1:
-        add_rows<1>(first, w, src, out_row, n);
-        break;
-      case 2:
-        add_rows<2>(first, w, src, out_row, n);
-        break;
-      case 3:
-        add_rows<3>(first, w, src, out_row, n);
-        break;
-      default:
-        add_rows<4>(first, w, src, out_row, n);
-    }
+    kernels::weighted_row_sum(first, count, w, src, out_row, n);
     first = false;
   }
 }
-
-namespace {
-
-// out_r[j] += alpha * sum_q tile[index_q][r] * w_q for r < 4, columns j of a CSR matrix: the
-// four rows interleaved in `tile` (N x 4) make each term one vector load, multiply and add.
-BIRKHOFF_AVX2_CLONE void gather4(const std::int64_t* indptr, const std::int32_t* indices,
-                                 const double* values, std::int64_t n, const double* tile,
-                                 double alpha, double* o0, std::int64_t stride) {
-  using V4 = double __attribute__((vector_size(32)));
-  V4 t;
-  // Two columns side by side (independent chains), each summed in its own order.
-  std::int64_t j = 0;
-  for (; j + 2 <= n; j += 2) {
-    V4 sa = {0, 0, 0, 0}, sb = {0, 0, 0, 0};
-    std::int64_t qa = indptr[j], qb = indptr[j + 1];
-    const std::int64_t ea = indptr[j + 1], eb = indptr[j + 2];
-    for (; qa < ea && qb < eb; ++qa, ++qb) {
-      std::memcpy(&t, tile + static_cast<std::int64_t>(indices[qa]) * 4, sizeof t);
-      sa += t * values[qa];
-      std::memcpy(&t, tile + static_cast<std::int64_t>(indices[qb]) * 4, sizeof t);
-      sb += t * values[qb];
-    }
-    for (; qa < ea; ++qa) {
-      std::memcpy(&t, tile + static_cast<std::int64_t>(indices[qa]) * 4, sizeof t);
-      sa += t * values[qa];
-    }
-    for (; qb < eb; ++qb) {
-      std::memcpy(&t, tile + static_cast<std::int64_t>(indices[qb]) * 4, sizeof t);
-      sb += t * values[qb];
-    }
-    for (int r = 0; r < 4; ++r) {
-      o0[r * stride + j] += alpha * sa[r];
-      o0[r * stride + j + 1] += alpha * sb[r];
-    }
-  }
-  for (; j < n; ++j) {
-    V4 s = {0, 0, 0, 0};
-    for (std::int64_t q = indptr[j]; q < indptr[j + 1]; ++q) {
-      std::memcpy(&t, tile + static_cast<std::int64_t>(indices[q]) * 4, sizeof t);
-      s += t * values[q];
-    }
-    for (int r = 0; r < 4; ++r) o0[r * stride + j] += alpha * s[r];
-  }
-}
-
-}  // namespace
 
 void Operator::right_rows(bool transpose, double alpha, const double* p_rows, std::int64_t count,
                           double* out_rows) const {
@@ -327,24 +192,13 @@ void Operator::right_rows(bool transpose, double alpha, const double* p_rows, st
     thread_local std::vector<double> tile;
     tile.resize(static_cast<std::size_t>(4 * n));
     for (; r + 4 <= count; r += 4) {
-      const double* p0 = p_rows + r * n;
-      for (std::int64_t k = 0; k < n; ++k) {
-        for (int q = 0; q < 4; ++q) tile[k * 4 + q] = p0[q * n + k];
-      }
-      gather4(m.indptr.data(), m.indices.data(), m.values.data(), n, tile.data(), alpha,
-              out_rows + r * n, n);
+      kernels::csr_gather4(m.indptr.data(), m.indices.data(), m.values.data(), n, p_rows + r * n, n,
+                           alpha, out_rows + r * n, n, tile.data());
     }
   }
   for (; r < count; ++r) {
-    const double* p0 = p_rows + r * n;
-    double* o0 = out_rows + r * n;
-    for (std::int64_t j = 0; j < n; ++j) {
-      double s0 = 0;
-      for (std::int64_t q = m.indptr[j]; q < m.indptr[j + 1]; ++q) {
-        s0 += p0[m.indices[q]] * m.values[q];
-      }
-      o0[j] += alpha * s0;
-    }
+    kernels::csr_gather(m.indptr.data(), m.indices.data(), m.values.data(), n, p_rows + r * n,
+                        alpha, out_rows + r * n);
   }
 }
 

@@ -1,6 +1,5 @@
 #include "birkhoff/graph/align/qpalign.hpp"
 
-#include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -14,6 +13,8 @@
 #include "birkhoff/core/system.hpp"
 #include "birkhoff/graph/align/generate.hpp"
 #include "birkhoff/graph/graph.hpp"
+#include "birkhoff/kernels/gemm.hpp"
+#include "birkhoff/kernels/scaling.hpp"
 #include "graph/align/balance.hpp"
 #include "graph/align/operator.hpp"
 
@@ -162,9 +163,7 @@ Problem make_problem(const AlignGraph& g1, const AlignGraph& g2, const QpAlignOp
       }
     }
     p.dist.assign(static_cast<std::size_t>(n * n), 0.0);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n), static_cast<int>(n),
-                static_cast<int>(d), -2.0, xs.data(), static_cast<int>(d), ys.data(),
-                static_cast<int>(d), 0.0, p.dist.data(), static_cast<int>(n));
+    kernels::gemm(false, true, n, n, d, -2.0, xs.data(), d, ys.data(), d, 0.0, p.dist.data(), n);
     std::vector<char> real1(static_cast<std::size_t>(n), 0);
     for (std::int64_t i = 0; i < p.n1; ++i) real1[p.pos1[i]] = 1;
     double sum = 0;
@@ -438,9 +437,7 @@ Alignment qpalign(const AlignGraph& g1, const AlignGraph& g2, const QpAlignOptio
         for (std::int64_t j = 0; j < p.n2; ++j) {
           for (std::int64_t k = 0; k < d; ++k) ys[p.pos2[j] * d + k] = g2.x(j, k);
         }
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n),
-                    static_cast<int>(n), static_cast<int>(d), 1.0, xs.data(), static_cast<int>(d),
-                    ys.data(), static_cast<int>(d), 0.0, sim.data(), static_cast<int>(n));
+        kernels::gemm(false, true, n, n, d, 1.0, xs.data(), d, ys.data(), d, 0.0, sim.data(), n);
       }
       for (std::int64_t i = 0; i < m; ++i) {
         for (std::int64_t j = 0; j < m; ++j) {
@@ -478,7 +475,7 @@ Alignment qpalign(const AlignGraph& g1, const AlignGraph& g2, const QpAlignOptio
       const BalanceReport report = detail::balance_block(
           pi_prev.data(), m, n, o.sinkhorn_sweeps, o.sinkhorn_tol, o.sinkhorn_anderson, p.threads,
           [&](std::int64_t i, double* row) {
-            detail::step_row(pi.data() + i * n, grad.data() + i * n, alpha, row, m);
+            kernels::step_row(pi.data() + i * n, grad.data() + i * n, alpha, row, m);
           });
       if (report.sweeps >= 0 && std::isfinite(report.row_error)) break;
       require(attempt < 60, "step", "the iteration produced NaN even with tiny steps");
