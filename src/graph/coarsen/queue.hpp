@@ -1,3 +1,4 @@
+// PRIVATE (coarsen): the merge loop's queue of candidate pairs.
 #pragma once
 
 #include <algorithm>
@@ -9,10 +10,9 @@
 
 #include "birkhoff/core/memory.hpp"
 #include "birkhoff/core/team.hpp"
+#include "graph/coarsen/node_ids.hpp"
 
 namespace birkhoff::coarsen::detail {
-
-using Id = std::uint32_t;
 
 /// A heap entry (key, lo, hi), ordered as the Python tuple (key, lo, hi). Entries are unique
 /// (each pair is pushed once), so the pop order is fully determined by this order.
@@ -112,12 +112,6 @@ class QuadHeap {
   After after_;
 };
 
-/// Whether an id is live, from one state byte per id (0 = dead), as the merge loop keeps them.
-struct LiveIds {
-  const std::uint8_t* state;
-  bool operator()(Id id) const { return state[id] != 0; }
-};
-
 /// The merge loop's queue of candidate pairs. It pops entries in the (key, lo, hi) order, as
 /// one heap holding all of them would, but keeps only the entries below a bound in a heap
 /// (`near_`, a few percent of all, small enough for the core's cache) and the rest unsorted in
@@ -125,7 +119,7 @@ struct LiveIds {
 /// pass over the pool drops the dead entries and moves those below a new bound into the heap;
 /// the bound is taken from a sample so that about a sixteenth of the pool moves. Each entry
 /// of the pool is at least the bound and each entry of the heap below it, so the heap's top is
-/// the top of all. At N = 10^6 a pop from one heap of all entries (80 MB) cost about 1 µs.
+/// the top of all.
 class PairQueue {
  public:
   /// A refill moves about 1/near_share of the pool to the heap, at least near_min entries.
@@ -198,7 +192,7 @@ class PairQueue {
     if (!reserved_) {
       // Room for twice the first refill's share (the largest: the pool shrinks), taken once:
       // buffers that double, each freed, raise glibc's mmap threshold and with it the peak
-      // memory (by 40-50 MB at N = 10^6).
+      // memory.
       reserved_ = true;
       near_.reserve(2 * want);
       below_.resize(static_cast<std::size_t>(team.size()));
