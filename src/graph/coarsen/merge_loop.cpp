@@ -25,7 +25,7 @@ MergeLoop<Key>::MergeLoop(const graph::AttributedGraph& g, const NopeOptions& o)
 }
 
 template <class Key>
-void MergeLoop<Key>::run(std::int64_t target, Coarsening& out) {
+void MergeLoop<Key>::run(std::int64_t target, MergeTree& out) {
   const std::int64_t ids = 2 * n_;
   alive_.assign(static_cast<std::size_t>(ids), 0);
   std::fill(alive_.begin(), alive_.begin() + n_, 1);
@@ -269,7 +269,7 @@ void MergeLoop<Key>::maybe_use_bitset(std::int64_t live, Id next_id) {
 // the other key's helpers).
 template MergeLoop<NopeKey>::MergeLoop(const graph::AttributedGraph&, const NopeOptions&);
 template MergeLoop<NopeStarKey>::MergeLoop(const graph::AttributedGraph&, const NopeOptions&);
-template void MergeLoop<NopeKey>::run(std::int64_t, Coarsening&);
-template void MergeLoop<NopeStarKey>::run(std::int64_t, Coarsening&);
+template void MergeLoop<NopeKey>::run(std::int64_t, MergeTree&);
+template void MergeLoop<NopeStarKey>::run(std::int64_t, MergeTree&);
 
 }  // namespace birkhoff::coarsen::detail

@@ -51,7 +51,7 @@ class MergeLoop {
   MergeLoop(const graph::AttributedGraph& g, const NopeOptions& o);
 
   /// Merges until `target` nodes are live or no pair is left.
-  void run(std::int64_t target, Coarsening& out);
+  void run(std::int64_t target, MergeTree& out);
 
  private:
   // ---- keys ---------------------------------------------------------------------------------

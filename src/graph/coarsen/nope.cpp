@@ -2,28 +2,15 @@
 #include "birkhoff/graph/coarsen/nope.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/core/system.hpp"
-#include "graph/coarsen/build.hpp"
 #include "graph/coarsen/merge_loop.hpp"
 
 namespace birkhoff::coarsen {
 
-std::int64_t target_for_ratio(std::int64_t num_nodes, double ratio) {
-  require(std::isfinite(ratio) && ratio > 0.0 && ratio <= 1.0, "ratio",
-          "must be the fraction of nodes kept, in (0, 1]; got " + std::to_string(ratio));
-  if (num_nodes == 0) return 0;
-  // Python's round() on the double product: half to even (std::nearbyint under the default
-  // rounding mode; std::llround would round 1663.5 up).
-  const auto rounded =
-      static_cast<std::int64_t>(std::nearbyint(static_cast<double>(num_nodes) * ratio));
-  return std::max<std::int64_t>(1, rounded);
-}
-
-Coarsening nope(const graph::AttributedGraph& graph, const NopeOptions& options) {
+MergeTree nope(const graph::AttributedGraph& graph, const NopeOptions& options) {
   const std::int64_t n = graph.num_nodes;
   std::int64_t target = target_for_ratio(n, options.ratio);
   if (options.n_coarse) {
@@ -38,9 +25,10 @@ Coarsening nope(const graph::AttributedGraph& graph, const NopeOptions& options)
           "indptr must have N + 1 entries");
   require(n < (std::int64_t{1} << 31), "graph", "too many nodes (ids must fit in 31 bits)");
 
-  Coarsening out;
+  MergeTree out;
   out.num_nodes = n;
   out.dim = graph.dim();
+  out.num_edges = graph.num_edges();
   out.target = target;
   out.self_loops_dropped = graph.self_loops_dropped;
   out.duplicates_merged = graph.duplicates_merged;
@@ -51,11 +39,9 @@ Coarsening nope(const graph::AttributedGraph& graph, const NopeOptions& options)
       detail::MergeLoop<detail::NopeStarKey>(graph, options).run(target, out);
     }
     // The run's lists are many small blocks that the allocator keeps once freed: hand them
-    // back before the output is built, so that the two do not add up.
+    // back before the caller builds the coarse graph, so that the two do not add up.
     release_free_memory();
   }
-  detail::build_coarse_graph(graph, out.num_merges(), options.edge_weights, options.num_threads,
-                             out);
   return out;
 }
 
