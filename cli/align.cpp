@@ -9,6 +9,7 @@
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/graph/align/generate.hpp"
 #include "birkhoff/graph/align/qpalign.hpp"
+#include "birkhoff/graph/graph.hpp"
 #include "birkhoff/io/npy.hpp"
 #include "commands.hpp"
 #include "common.hpp"
@@ -27,63 +28,57 @@ struct AlignArgs {
   bool directed = false, no_bb = false, soft = false, json = false, quiet = false;
 };
 
-// A graph folder loaded into owning arrays; `graph` views them.
+// A graph folder: the features stay loaded (the graph borrows them), the edges become the
+// graph's CSR.
 struct GraphDir {
-  io::NpyArray edge_index;
-  std::vector<double> weight;
-  Matrix features, adjacency;
-  bool has_features = false;
-  align::AlignGraph graph;
+  Matrix features;
+  graph::AttributedGraph graph;
 };
 
-GraphDir load_graph(const std::string& dir, const std::string& suffix, bool directed) {
+GraphDir load_graph(const std::string& dir, const std::string& suffix, bool directed, int threads) {
   GraphDir g;
   const std::string ei = dir + "/edge_index.npy", ew = dir + "/edge_weight.npy",
                     x = dir + "/features.npy";
   require(std::filesystem::is_directory(dir), "G" + suffix + "_DIR", "not a folder: " + dir);
-  const std::string adj = dir + "/adjacency.npy";
-  if (std::filesystem::exists(adj) && !std::filesystem::exists(ei)) {
-    g.adjacency = load_matrix(adj, "adjacency" + suffix);
-    require(g.adjacency.is_double(), "adjacency" + suffix, adj + " must hold float64");
-    g.graph.num_nodes = g.adjacency.rows;
-    g.graph.adjacency = {g.adjacency.array.as<double>("adjacency" + suffix).data(),
-                         g.adjacency.rows, g.adjacency.cols};
-    g.graph.directed = directed;
-    if (std::filesystem::exists(x)) {
-      g.features = load_matrix(x, "x" + suffix);
-      require(!g.features.is_double(), "x" + suffix, x + " must hold float32 features");
-      g.graph.x = {g.features.array.as<float>("x" + suffix).data(), g.features.rows,
-                   g.features.cols};
-    }
-    return g;
-  }
-  require(std::filesystem::exists(ei), "edge_index" + suffix, "file not found: " + ei);
-  try {
-    g.edge_index = io::read_npy(ei);
-  } catch (const InvalidInput& e) {
-    throw InvalidInput("edge_index" + suffix + ": " + e.what());
-  }
-  require(g.edge_index.shape.size() == 2 && g.edge_index.shape[0] == 2, "edge_index" + suffix,
-          ei + " must hold a (2, E) array");
-  const auto edges = g.edge_index.as<std::int64_t>("edge_index" + suffix);
-  const std::int64_t e = g.edge_index.shape[1];
-  if (std::filesystem::exists(ew)) g.weight = load_vector<double>(ew, "edge_weight" + suffix);
-  std::int64_t n = 0;
+  graph::BuildOptions options;
+  options.directed = directed;
+  options.num_threads = threads;
+  options.suffix = suffix;
+  MatrixView<const float> features;
   if (std::filesystem::exists(x)) {
     g.features = load_matrix(x, "x" + suffix);
     require(!g.features.is_double(), "x" + suffix, x + " must hold float32 features");
-    g.has_features = true;
+    features = {g.features.array.as<float>("x" + suffix).data(), g.features.rows, g.features.cols};
+  }
+  const std::string adj = dir + "/adjacency.npy";
+  if (std::filesystem::exists(adj) && !std::filesystem::exists(ei)) {
+    const Matrix adjacency = load_matrix(adj, "adjacency" + suffix);
+    require(adjacency.is_double(), "adjacency" + suffix, adj + " must hold float64");
+    g.graph = graph::from_adjacency(
+        {adjacency.array.as<double>("adjacency" + suffix).data(), adjacency.rows, adjacency.cols},
+        features, options);
+    return g;
+  }
+  require(std::filesystem::exists(ei), "edge_index" + suffix, "file not found: " + ei);
+  io::NpyArray edge_index;
+  try {
+    edge_index = io::read_npy(ei);
+  } catch (const InvalidInput& e) {
+    throw InvalidInput("edge_index" + suffix + ": " + e.what());
+  }
+  require(edge_index.shape.size() == 2 && edge_index.shape[0] == 2, "edge_index" + suffix,
+          ei + " must hold a (2, E) array");
+  const auto edges = edge_index.as<std::int64_t>("edge_index" + suffix);
+  const std::int64_t e = edge_index.shape[1];
+  std::vector<double> weight;
+  if (std::filesystem::exists(ew)) weight = load_vector<double>(ew, "edge_weight" + suffix);
+  std::int64_t n = 0;
+  if (std::filesystem::exists(x)) {
     n = g.features.rows;
   } else {
     for (const std::int64_t v : edges) n = std::max(n, v + 1);
   }
-  g.graph.num_nodes = n;
-  g.graph.edge_index = {edges.data(), 2, e};
-  g.graph.edge_weight = g.weight;
-  g.graph.directed = directed;
-  if (g.has_features) {
-    g.graph.x = {g.features.array.as<float>("x" + suffix).data(), g.features.rows, g.features.cols};
-  }
+  g.graph = graph::from_edge_index({edges.data(), 2, e}, n, weight, features, options);
   return g;
 }
 
@@ -97,7 +92,8 @@ io::NpyArray load_pairs(const std::string& path, const std::string& what) {
 }
 
 // qpalign() names its options as in C++ and Python; the CLI's flags for them.
-align::Alignment qpalign_naming_flags(const align::AlignGraph& g1, const align::AlignGraph& g2,
+align::Alignment qpalign_naming_flags(const graph::AttributedGraph& g1,
+                                      const graph::AttributedGraph& g2,
                                       const align::QpAlignOptions& o) {
   static const std::pair<const char*, const char*> kFlags[] = {
       {"lambda_edge", "--lambda-edge"},
@@ -154,8 +150,8 @@ void run_align(const AlignArgs& args) {
   o.patience = args.patience;
   o.return_soft = args.soft;
   o.num_threads = args.threads;
-  const GraphDir g1 = load_graph(args.g1_dir, "1", args.directed);
-  const GraphDir g2 = load_graph(args.g2_dir, "2", args.directed);
+  const GraphDir g1 = load_graph(args.g1_dir, "1", args.directed, args.threads);
+  const GraphDir g2 = load_graph(args.g2_dir, "2", args.directed, args.threads);
   io::NpyArray seeds, truth;
   if (!args.seeds.empty()) {
     seeds = load_pairs(args.seeds, "seeds");

@@ -6,34 +6,43 @@
 #include "arrays.hpp"
 #include "birkhoff/graph/align/generate.hpp"
 #include "birkhoff/graph/align/qpalign.hpp"
+#include "birkhoff/graph/graph.hpp"
 
 namespace birkhoff::python {
 namespace {
 
-align::AlignGraph make_graph(std::int64_t n, const std::optional<In<std::int64_t>>& edge_index,
-                             const std::optional<In<double>>& edge_weight,
-                             const std::optional<In<double>>& adjacency,
-                             const std::optional<In<float>>& x, bool directed,
-                             const std::string& suffix) {
-  align::AlignGraph g;
-  g.num_nodes = n;
-  g.directed = directed;
-  if (edge_index) {
-    require(edge_index->ndim() == 2, "edge_index" + suffix, "must have shape (2, E)");
-    g.edge_index = matrix(*edge_index, ("edge_index" + suffix).c_str());
-  }
-  if (edge_weight) {
-    g.edge_weight = vector_view(edge_weight, ("edge_weight" + suffix).c_str());
-  }
-  if (adjacency) {
-    require(adjacency->ndim() == 2, "adjacency" + suffix, "must have shape (n, n)");
-    g.adjacency = matrix(*adjacency, ("adjacency" + suffix).c_str());
-  }
+/// The graph of one side from an edge list or a dense adjacency (checked by the builders).
+graph::AttributedGraph make_graph(std::int64_t n, const std::optional<In<std::int64_t>>& edge_index,
+                                  const std::optional<In<double>>& edge_weight,
+                                  const std::optional<In<double>>& adjacency,
+                                  const std::optional<In<float>>& x, bool directed, int num_threads,
+                                  const std::string& suffix) {
+  graph::BuildOptions options;
+  options.directed = directed;
+  options.num_threads = num_threads;
+  options.suffix = suffix;
+  MatrixView<const float> features;
   if (x) {
     require(x->ndim() == 2, "x" + suffix, "must have shape (n, d)");
-    g.x = matrix(*x, ("x" + suffix).c_str());
+    features = matrix(*x, ("x" + suffix).c_str());
   }
-  return g;
+  if (adjacency) {
+    require(!edge_index, "edge_index" + suffix,
+            "give either an edge list or a dense adjacency, not both");
+    require(adjacency->ndim() == 2, "adjacency" + suffix, "must have shape (n, n)");
+    const auto a = matrix(*adjacency, ("adjacency" + suffix).c_str());
+    require(a.rows == n && a.cols == n, "adjacency" + suffix,
+            "expected shape (" + std::to_string(n) + ", " + std::to_string(n) + "), got (" +
+                std::to_string(a.rows) + ", " + std::to_string(a.cols) + ")");
+    return graph::from_adjacency(a, features, options);
+  }
+  MatrixView<const std::int64_t> edges;
+  if (edge_index) {
+    require(edge_index->ndim() == 2, "edge_index" + suffix, "must have shape (2, E)");
+    edges = matrix(*edge_index, ("edge_index" + suffix).c_str());
+  }
+  return graph::from_edge_index(
+      edges, n, vector_view(edge_weight, ("edge_weight" + suffix).c_str()), features, options);
 }
 
 MatrixView<const std::int64_t> pairs(const std::optional<In<std::int64_t>>& a, const char* name) {
@@ -59,8 +68,6 @@ nb::dict run_qpalign(std::int64_t n1, std::int64_t n2, std::optional<In<std::int
           "must be 'previous' or 'maximum', got '" + bb_negative_curvature + "'");
   require(init == "similarity" || init == "random" || init == "barycenter", "init",
           "must be 'similarity', 'random' or 'barycenter', got '" + init + "'");
-  const auto g1 = make_graph(n1, e1, w1, a1, x1, directed, "1");
-  const auto g2 = make_graph(n2, e2, w2, a2, x2, directed, "2");
   align::QpAlignOptions o;
   o.lambda_edge = lambda_edge;
   o.lambda_feature = lambda_feature;
@@ -90,6 +97,8 @@ nb::dict run_qpalign(std::int64_t n1, std::int64_t n2, std::optional<In<std::int
   align::Alignment r;
   {
     nb::gil_scoped_release release;
+    const auto g1 = make_graph(n1, e1, w1, a1, x1, directed, num_threads, "1");
+    const auto g2 = make_graph(n2, e2, w2, a2, x2, directed, num_threads, "2");
     r = align::qpalign(g1, g2, o);
   }
   const auto rows = static_cast<std::size_t>(r.n1), k = static_cast<std::size_t>(r.top_k);

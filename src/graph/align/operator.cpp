@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "birkhoff/core/error.hpp"
@@ -27,96 +27,58 @@ void scale_rows(double beta, double* out, std::int64_t n, int threads) {
 
 int threads_for(std::int64_t n, int requested) { return n < 256 ? 1 : resolve_threads(requested); }
 
-Operator::Operator(const AlignGraph& g, std::int64_t size,
-                   const std::vector<std::int64_t>& position, const std::string& suffix,
-                   int num_threads)
+Operator::Operator(const graph::AttributedGraph& g, std::int64_t size,
+                   const std::vector<std::int64_t>& position, int num_threads)
     : n_(size), directed_(g.directed), threads_(threads_for(size, num_threads)) {
   const std::int64_t n = g.num_nodes;
-  const std::string ei = "edge_index" + suffix, ew = "edge_weight" + suffix,
-                    adj = "adjacency" + suffix;
-  if (!g.adjacency.empty()) {
-    require(g.edge_index.empty(), ei, "give either an edge list or a dense adjacency, not both");
-    require(g.adjacency.rows == n && g.adjacency.cols == n, adj,
-            "expected shape (" + std::to_string(n) + ", " + std::to_string(n) + "), got (" +
-                std::to_string(g.adjacency.rows) + ", " + std::to_string(g.adjacency.cols) + ")");
-    for (std::int64_t i = 0; i < n; ++i) {
-      for (std::int64_t j = 0; j < n; ++j) {
-        const double a = g.adjacency(i, j);
-        require(std::isfinite(a), adj, "holds NaN or inf (row " + std::to_string(i) + ")");
-        if (!g.directed && j > i) {
-          const double b = g.adjacency(j, i);
-          require(std::abs(a - b) <= 1e-12 * (std::abs(a) + std::abs(b)), adj,
-                  "is not symmetric (entry " + std::to_string(i) + ", " + std::to_string(j) +
-                      "); pass directed=True for a directed graph");
-        }
-      }
-    }
-    dense_ = true;
-    matrix_.assign(static_cast<std::size_t>(n_ * n_), 0.0);
-    for (std::int64_t i = 0; i < n; ++i) {
-      double* row = matrix_.data() + position[i] * n_;
-      for (std::int64_t j = 0; j < n; ++j) {
-        row[position[j]] = g.adjacency(i, j);
-        nnz_ += g.adjacency(i, j) != 0.0;
-      }
-    }
-    return;
-  }
-  require(g.edge_index.empty() || g.edge_index.rows == 2, ei,
-          "expected shape (2, E), got (" + std::to_string(g.edge_index.rows) + ", " +
-              std::to_string(g.edge_index.cols) + ")");
-  const std::int64_t e = g.edge_index.empty() ? 0 : g.edge_index.cols;
-  require(g.edge_weight.empty() || static_cast<std::int64_t>(g.edge_weight.size()) == e, ew,
-          "expected " + std::to_string(e) + " weights (one per column of " + ei + "), got " +
-              std::to_string(g.edge_weight.size()));
-  std::vector<std::tuple<std::int64_t, std::int64_t, double>> triplets;
-  triplets.reserve(static_cast<std::size_t>(g.directed ? e : 2 * e));
-  for (std::int64_t k = 0; k < e; ++k) {
-    const std::int64_t u = g.edge_index(0, k), v = g.edge_index(1, k);
-    if (u < 0 || u >= n || v < 0 || v >= n) {
-      throw InvalidInput(ei + ": node id " + std::to_string((u < 0 || u >= n) ? u : v) +
-                         " in column " + std::to_string(k) + " is outside [0, " +
-                         std::to_string(n) + ")");
-    }
-    const double w = g.edge_weight.empty() ? 1.0 : g.edge_weight[k];
-    require(std::isfinite(w), ew, "holds NaN or inf (edge " + std::to_string(k) + ")");
-    triplets.emplace_back(position[u], position[v], w);
-    if (!g.directed && u != v) triplets.emplace_back(position[v], position[u], w);
-  }
-  std::sort(triplets.begin(), triplets.end());
-  std::size_t out = 0;
-  for (std::size_t k = 0; k < triplets.size(); ++k) {
-    if (out > 0 && std::get<0>(triplets[out - 1]) == std::get<0>(triplets[k]) &&
-        std::get<1>(triplets[out - 1]) == std::get<1>(triplets[k])) {
-      require(std::get<2>(triplets[out - 1]) == std::get<2>(triplets[k]), ew,
-              "an edge is listed more than once with different weights");
-      continue;
-    }
-    triplets[out++] = triplets[k];
-  }
-  triplets.resize(out);
-  nnz_ = static_cast<std::int64_t>(out);
+  nnz_ = g.num_entries();
+  const auto weight = [&g](std::int64_t k) { return g.weights.empty() ? 1.0 : g.weights[k]; };
   if (nnz_ * 16 >= n_ * n_) {
     dense_ = true;
     matrix_.assign(static_cast<std::size_t>(n_ * n_), 0.0);
-    for (const auto& [r, c, w] : triplets) matrix_[r * n_ + c] = w;
+    for (std::int64_t u = 0; u < n; ++u) {
+      double* row = matrix_.data() + position[u] * n_;
+      for (std::int64_t k = g.indptr[u]; k < g.indptr[u + 1]; ++k) {
+        row[position[g.indices[k]]] = weight(k);
+      }
+    }
     return;
   }
-  auto build = [&](Csr& m, bool transpose) {
-    m.indptr.assign(static_cast<std::size_t>(n_) + 1, 0);
-    for (const auto& t : triplets) ++m.indptr[(transpose ? std::get<1>(t) : std::get<0>(t)) + 1];
-    for (std::int64_t i = 0; i < n_; ++i) m.indptr[i + 1] += m.indptr[i];
-    m.indices.resize(out);
-    m.values.resize(out);
-    std::vector<std::int64_t> fill(m.indptr.begin(), m.indptr.end() - 1);
-    for (const auto& [r, c, w] : triplets) {
-      const std::int64_t row = transpose ? c : r;
-      m.indices[fill[row]] = static_cast<std::int32_t>(transpose ? r : c);
-      m.values[fill[row]++] = w;
+  // Rows in internal order, then each sorted by internal column (the order of every sum over a
+  // row); the transpose is filled from it in ascending rows, so its rows come out sorted.
+  csr_.indptr.assign(static_cast<std::size_t>(n_) + 1, 0);
+  for (std::int64_t u = 0; u < n; ++u) csr_.indptr[position[u] + 1] = g.degree(u);
+  for (std::int64_t i = 0; i < n_; ++i) csr_.indptr[i + 1] += csr_.indptr[i];
+  csr_.indices.resize(static_cast<std::size_t>(nnz_));
+  csr_.values.resize(static_cast<std::size_t>(nnz_));
+  std::vector<std::pair<std::int32_t, double>> row;
+  for (std::int64_t u = 0; u < n; ++u) {
+    row.clear();
+    for (std::int64_t k = g.indptr[u]; k < g.indptr[u + 1]; ++k) {
+      row.emplace_back(static_cast<std::int32_t>(position[g.indices[k]]), weight(k));
     }
-  };
-  build(csr_, false);
-  if (directed_) build(csr_t_, true);
+    std::sort(row.begin(), row.end());
+    std::int64_t at = csr_.indptr[position[u]];
+    for (const auto& [c, w] : row) {
+      csr_.indices[at] = c;
+      csr_.values[at++] = w;
+    }
+  }
+  if (directed_) {
+    csr_t_.indptr.assign(static_cast<std::size_t>(n_) + 1, 0);
+    for (const std::int32_t c : csr_.indices) ++csr_t_.indptr[c + 1];
+    for (std::int64_t i = 0; i < n_; ++i) csr_t_.indptr[i + 1] += csr_t_.indptr[i];
+    csr_t_.indices.resize(static_cast<std::size_t>(nnz_));
+    csr_t_.values.resize(static_cast<std::size_t>(nnz_));
+    std::vector<std::int64_t> fill(csr_t_.indptr.begin(), csr_t_.indptr.end() - 1);
+    for (std::int64_t r = 0; r < n_; ++r) {
+      for (std::int64_t k = csr_.indptr[r]; k < csr_.indptr[r + 1]; ++k) {
+        const std::int64_t at = fill[csr_.indices[k]]++;
+        csr_t_.indices[at] = static_cast<std::int32_t>(r);
+        csr_t_.values[at] = csr_.values[k];
+      }
+    }
+  }
 }
 
 void Operator::left(bool transpose, double alpha, const double* p, double beta, double* out) const {

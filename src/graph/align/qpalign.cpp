@@ -83,7 +83,8 @@ struct Problem {
   int threads = 1;
 };
 
-Problem make_problem(const AlignGraph& g1, const AlignGraph& g2, const QpAlignOptions& o) {
+Problem make_problem(const graph::AttributedGraph& g1, const graph::AttributedGraph& g2,
+                     const QpAlignOptions& o) {
   check_options(o);
   require(g1.num_nodes >= 1, "num_nodes1", "must be at least 1");
   require(g2.num_nodes >= 1, "num_nodes2", "must be at least 1");
@@ -131,8 +132,8 @@ Problem make_problem(const AlignGraph& g1, const AlignGraph& g2, const QpAlignOp
     graph::require_finite(g1.x, "x1", o.num_threads);
     graph::require_finite(g2.x, "x2", o.num_threads);
   }
-  p.a.emplace(g1, n, p.pos1, "1", o.num_threads);
-  p.b.emplace(g2, n, p.pos2, "2", o.num_threads);
+  p.a.emplace(g1, n, p.pos1, o.num_threads);
+  p.b.emplace(g2, n, p.pos2, o.num_threads);
 
   p.lambda_edge = o.lambda_edge;
   p.lambda_feature = f1 ? o.lambda_feature : 0.0;
@@ -384,7 +385,7 @@ BalanceReport balance(MatrixView<double> matrix, std::int64_t max_sweeps, double
   return report;
 }
 
-double objective_and_gradient(const AlignGraph& g1, const AlignGraph& g2,
+double objective_and_gradient(const graph::AttributedGraph& g1, const graph::AttributedGraph& g2,
                               const QpAlignOptions& options, std::span<const double> pi,
                               std::span<double> gradient) {
   QpAlignOptions o = options;
@@ -401,7 +402,8 @@ double objective_and_gradient(const AlignGraph& g1, const AlignGraph& g2,
   return evaluate(p, pi.data(), e.data(), gradient.data()).f;
 }
 
-Alignment qpalign(const AlignGraph& g1, const AlignGraph& g2, const QpAlignOptions& o) {
+Alignment qpalign(const graph::AttributedGraph& g1, const graph::AttributedGraph& g2,
+                  const QpAlignOptions& o) {
   const Problem p = make_problem(g1, g2, o);
   const std::int64_t n = p.size, m = p.free;
   const std::size_t nn = static_cast<std::size_t>(n * n);

@@ -1,6 +1,8 @@
 // The merge loop's start: the adjacency lists of the input and the keys of all its edges.
 #include <algorithm>
 #include <bit>
+#include <span>
+#include <vector>
 
 #include "birkhoff/core/system.hpp"
 #include "graph/coarsen/merge_loop.hpp"
@@ -11,10 +13,18 @@ template <class Key>
 void MergeLoop<Key>::initialise() {
   const int threads = resolve_threads(opt_.num_threads);
   const std::int64_t n = n_;
-  const bool parallel = (n + g_.num_edges()) * d_ > (1 << 16);
+  const bool parallel = (n + num_edges_) * d_ > (1 << 16);
 #pragma omp parallel for schedule(dynamic, 256) num_threads(threads) if (parallel)
   for (std::int64_t i = 0; i < n; ++i) {
-    const auto row = g_.neighbors(i);
+    // The neighbours, without a self-loop: the merges ignore it.
+    std::span<const std::int32_t> row = g_.neighbors(i);
+    const auto self = std::lower_bound(row.begin(), row.end(), static_cast<std::int32_t>(i));
+    thread_local std::vector<std::int32_t> without_self;
+    if (self != row.end() && *self == i) {
+      without_self.assign(row.begin(), self);
+      without_self.insert(without_self.end(), self + 1, row.end());
+      row = without_self;
+    }
     auto& list = node_[i].list;
     list.resize(row.size());
     for (std::size_t t = 0; t < row.size(); ++t) {

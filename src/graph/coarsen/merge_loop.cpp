@@ -10,8 +10,15 @@
 namespace birkhoff::coarsen::detail {
 
 template <class Key>
-MergeLoop<Key>::MergeLoop(const graph::AttributedGraph& g, const NopeOptions& o)
-    : g_(g), opt_(o), key_(o), n_(g.num_nodes), d_(g.dim()), features_(g.x, g.num_nodes) {
+MergeLoop<Key>::MergeLoop(const graph::AttributedGraph& g, std::int64_t num_edges,
+                          const NopeOptions& o)
+    : g_(g),
+      num_edges_(num_edges),
+      opt_(o),
+      key_(o),
+      n_(g.num_nodes),
+      d_(g.dim()),
+      features_(g.x, g.num_nodes) {
   threads_ = resolve_threads(o.num_threads);
   scratch_.resize(static_cast<std::size_t>(threads_));
   budget_ = o.bitset_bytes;
@@ -19,7 +26,7 @@ MergeLoop<Key>::MergeLoop(const graph::AttributedGraph& g, const NopeOptions& o)
     // An eighth of the input arrays, within [4, 64] MiB: where the bitset would be larger, its
     // first rows are too long for AND + popcount to beat the lists.
     const std::int64_t input = n_ * d_ * static_cast<std::int64_t>(sizeof(float)) +
-                               g.num_edges() * 2 * static_cast<std::int64_t>(sizeof(std::int64_t));
+                               num_edges * 2 * static_cast<std::int64_t>(sizeof(std::int64_t));
     budget_ = std::clamp<std::int64_t>(input / 8, std::int64_t{4} << 20, std::int64_t{64} << 20);
   }
 }
@@ -267,8 +274,10 @@ void MergeLoop<Key>::maybe_use_bitset(std::int64_t live, Id next_id) {
 
 // The members defined here, for both keys (a whole-class instantiation would also instantiate
 // the other key's helpers).
-template MergeLoop<NopeKey>::MergeLoop(const graph::AttributedGraph&, const NopeOptions&);
-template MergeLoop<NopeStarKey>::MergeLoop(const graph::AttributedGraph&, const NopeOptions&);
+template MergeLoop<NopeKey>::MergeLoop(const graph::AttributedGraph&, std::int64_t,
+                                       const NopeOptions&);
+template MergeLoop<NopeStarKey>::MergeLoop(const graph::AttributedGraph&, std::int64_t,
+                                           const NopeOptions&);
 template void MergeLoop<NopeKey>::run(std::int64_t, MergeTree&);
 template void MergeLoop<NopeStarKey>::run(std::int64_t, MergeTree&);
 

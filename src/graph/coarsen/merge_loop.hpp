@@ -48,7 +48,8 @@ class MergeLoop {
   using Entry = typename Key::Entry;
   static constexpr bool kInterference = Key::kInterference;
 
-  MergeLoop(const graph::AttributedGraph& g, const NopeOptions& o);
+  /// `num_edges`: the edges of g between distinct nodes (its self-loops are skipped).
+  MergeLoop(const graph::AttributedGraph& g, std::int64_t num_edges, const NopeOptions& o);
 
   /// Merges until `target` nodes are live or no pair is left.
   void run(std::int64_t target, MergeTree& out);
@@ -161,6 +162,7 @@ class MergeLoop {
   // ---- state --------------------------------------------------------------------------------
 
   const graph::AttributedGraph& g_;
+  std::int64_t num_edges_;
   const NopeOptions& opt_;
   Key key_;
   std::int64_t n_;

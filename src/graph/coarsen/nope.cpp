@@ -21,22 +21,32 @@ MergeTree nope(const graph::AttributedGraph& graph, const NopeOptions& options) 
   require(graph.x.rows == n, "x",
           "has " + std::to_string(graph.x.rows) + " rows but the graph " + std::to_string(n) +
               " nodes");
+  require(n == 0 || graph.dim() >= 1, "x", "expected shape (N, D) with D >= 1");
   require(static_cast<std::int64_t>(graph.indptr.size()) == n + 1, "graph",
           "indptr must have N + 1 entries");
   require(n < (std::int64_t{1} << 31), "graph", "too many nodes (ids must fit in 31 bits)");
+  require(!graph.directed, "graph", "NOPE coarsens undirected graphs (directed is set)");
+  require(graph.weights.empty(), "graph",
+          "NOPE coarsens unweighted graphs (build it without edge weights)");
+  // The edges between distinct nodes: the entries above the diagonal of the symmetric CSR.
+  std::int64_t edges = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto row = graph.neighbors(i);
+    edges += row.end() - std::upper_bound(row.begin(), row.end(), static_cast<std::int32_t>(i));
+  }
 
   MergeTree out;
   out.num_nodes = n;
   out.dim = graph.dim();
-  out.num_edges = graph.num_edges();
+  out.num_edges = edges;
   out.target = target;
-  out.self_loops_dropped = graph.self_loops_dropped;
+  out.self_loops_dropped = graph.self_loops;
   out.duplicates_merged = graph.duplicates_merged;
   if (n > 0) {
     if (options.variant == Variant::Nope) {
-      detail::MergeLoop<detail::NopeKey>(graph, options).run(target, out);
+      detail::MergeLoop<detail::NopeKey>(graph, edges, options).run(target, out);
     } else {
-      detail::MergeLoop<detail::NopeStarKey>(graph, options).run(target, out);
+      detail::MergeLoop<detail::NopeStarKey>(graph, edges, options).run(target, out);
     }
     // The run's lists are many small blocks that the allocator keeps once freed: hand them
     // back before the caller builds the coarse graph, so that the two do not add up.

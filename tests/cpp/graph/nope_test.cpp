@@ -141,6 +141,32 @@ TEST(Nope, ReportsDroppedSelfLoopsAndMergedDuplicates) {
   EXPECT_EQ(cut(r, g).num_coarse_edges(), 2);
 }
 
+TEST(Nope, SelfLoopsChangeNothingButTheirCount) {
+  const Toy t = toy();
+  // The toy's four edges plus the self-loops (3, 3) and (2, 2).
+  const std::vector<std::int64_t> looped = {0, 0, 1, 2, 3, 2, 1, 2, 2, 3, 3, 2};
+  const auto g = graph::from_edge_index({looped.data(), 2, 6}, {t.x.data(), 4, 2});
+  for (const Variant v : {Variant::Nope, Variant::NopeStar}) {
+    const auto with = nope(g, opts(v, 0.25)), without = nope(t.g, opts(v, 0.25));
+    EXPECT_EQ(with.merges, without.merges);
+    EXPECT_EQ(with.keys, without.keys);
+    EXPECT_EQ(with.num_edges, without.num_edges);
+    EXPECT_EQ(with.self_loops_dropped, 2);
+    EXPECT_EQ(cut(with, g).edge_weight, cut(without, t.g).edge_weight);
+  }
+}
+
+TEST(Nope, RejectsDirectedOrWeightedGraphs) {
+  const Toy t = toy();
+  graph::BuildOptions directed;
+  directed.directed = true;
+  const auto d = graph::from_edge_index({t.e.data(), 2, 4}, 4, {}, {t.x.data(), 4, 2}, directed);
+  EXPECT_THROW(nope(d, opts(Variant::Nope, 0.5)), InvalidInput);
+  const std::vector<double> w(4, 1.0);
+  const auto weighted = graph::from_edge_index({t.e.data(), 2, 4}, 4, w, {t.x.data(), 4, 2});
+  EXPECT_THROW(nope(weighted, opts(Variant::Nope, 0.5)), InvalidInput);
+}
+
 TEST(Nope, ProgressCallbackCanCancel) {
   const Toy t = toy();
   NopeOptions o = opts(Variant::Nope, 0.25);

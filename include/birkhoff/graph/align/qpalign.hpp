@@ -6,26 +6,9 @@
 
 #include "birkhoff/core/progress.hpp"
 #include "birkhoff/core/view.hpp"
+#include "birkhoff/graph/graph.hpp"
 
 namespace birkhoff::align {
-
-/// One input graph of qpalign(): n nodes, edges as an edge list or a dense adjacency, optional
-/// node features. Everything is borrowed; the caller keeps the arrays alive during the call.
-///
-/// Edges: either `edge_index` (2, E) int64 with optional `edge_weight` (E) float64 (empty = all
-/// 1), or `adjacency` (n, n) float64 row-major (then edge_index must be empty). When `directed`
-/// is false an edge (u, v) stands for both A[u, v] and A[v, u] (each undirected edge may be
-/// listed once, as in shared/data, or in both orientations); a pair listed more than once must
-/// carry the same weight and is stored once. Self-loops are kept as A[u, u]. A dense adjacency
-/// is used as given (it must be symmetric when `directed` is false).
-struct AlignGraph {
-  std::int64_t num_nodes = 0;                 ///< n
-  MatrixView<const std::int64_t> edge_index;  ///< (2, E) int64 ids in [0, n)
-  std::span<const double> edge_weight;        ///< (E) finite float64, or empty
-  MatrixView<const double> adjacency;         ///< (n, n) finite float64, or empty
-  MatrixView<const float> x;                  ///< (n, d) finite float32 features, or empty
-  bool directed = false;
-};
 
 /// Initial point of the iteration (align.md §4.4).
 enum class Init {
@@ -150,12 +133,13 @@ struct Alignment {
 ///         options; birkhoff::Cancelled when the progress callback returns false.
 /// Memory about 6 N^2 doubles with N = max(n1, n2) (+ 2 N^2 for dense graphs). Time per
 /// iteration O(N (nnz(A) + nnz(B)) + K N^2), or O(N^3) for dense graphs.
-Alignment qpalign(const AlignGraph& g1, const AlignGraph& g2, const QpAlignOptions& options = {});
+Alignment qpalign(const graph::AttributedGraph& g1, const graph::AttributedGraph& g2,
+                  const QpAlignOptions& options = {});
 
 /// F(Pi) and its gradient (align.md §4.1-4.2) for equal sizes n and a dense Pi (n, n)
 /// row-major; `gradient` (n*n) receives 2 lambda_e (A^T E - E B^T) + 2 lambda_f D∘Pi +
 /// gamma (J - 2 Pi), E = A Pi - Pi B. Seeds and init in `options` are ignored. For tests.
-double objective_and_gradient(const AlignGraph& g1, const AlignGraph& g2,
+double objective_and_gradient(const graph::AttributedGraph& g1, const graph::AttributedGraph& g2,
                               const QpAlignOptions& options, std::span<const double> pi,
                               std::span<double> gradient);
 
