@@ -2,7 +2,7 @@
 
 Source: D. Huang, C. Tian, P. Yang, "Attributed Network Alignment: Statistical Limits and
 Efficient Algorithm", ICML 2026 (arXiv 2604.04365), and the authors' code (FerdTian/QPAlign);
-see docs/align.md and shared/design/align.md §4 for what comes from where.
+see docs/align.md for what comes from where.
 
 Direction everywhere: node ``i`` of G1 is matched to node ``perm[i]`` of G2.
 """
@@ -17,9 +17,9 @@ import numpy as np
 from . import _birkhoff
 from ._arrays import progress_callback
 
-__all__ = ["Alignment", "align", "PRESETS"]
+__all__ = ["Alignment", "align", "score", "PRESETS"]
 
-#: The authors' hyper-parameters (shared/design/align.md §4.5).
+#: The authors' hyper-parameters (their run scripts).
 PRESETS = {
     "gaussian": dict(lambda_edge=0.1, lambda_feature=0.9, gamma=0.1, max_iter=400,
                      sinkhorn_sweeps=80, step=1e-4, init="similarity"),
@@ -179,7 +179,7 @@ def align(
             runs 50 iterations). Without a preset, None means the "gaussian" value.
         lambda_edge, lambda_feature, gamma: objective weights (default None: from ``preset``,
             else the authors' synthetic settings 0.1, 0.9, 0.1).
-        mle_weights: (rho, r) to use the MLE-consistent weights instead (our choice, §4.1).
+        mle_weights: (rho, r) to use the MLE-consistent weights instead (our choice).
         max_iter, sinkhorn_sweeps, step: iteration settings (default None: from ``preset``,
             else 400, 80, 1e-4).
         sinkhorn_tol, barzilai_borwein, tol: iteration settings (see docs/align.md).
@@ -247,3 +247,34 @@ def align(
         warnings.warn(f"qpalign: {result.nan_restarts} steps were retried with a halved step "
                       "after a non-finite value", RuntimeWarning, stacklevel=2)
     return result
+
+
+def score(perm, soft_or_topk, truth, seeds=None) -> dict:
+    """Scores an alignment against a ground truth (the metrics of :func:`align`).
+
+    Args:
+        perm: (n1,) integer matching, node i of G1 -> node perm[i] of G2 (or -1).
+        soft_or_topk: (n1, n2) float scores (ranks by score, ties rank first) or (n1, k)
+            integer candidate lists, best first (ranks by position; hits@m for m > k are NaN
+            and a partner outside the list adds 0 to the MRR).
+        truth: (t, 2) integer true pairs [node of G1, node of G2], each node at most once per
+            side.
+        seeds: (k, 2) integer known pairs, for ``overlap_unseeded``.
+
+    Returns:
+        dict with pairs, overlap, overlap_unseeded, exact, hits1, hits5, hits10, mrr.
+
+    Raises:
+        ValueError: wrong shapes, ids out of range, a node repeated on one side of truth/seeds.
+        TypeError: non-numeric arrays.
+    """
+    p = np.ascontiguousarray(np.asarray(perm), dtype=np.int64)
+    arr = np.asarray(soft_or_topk)
+    if arr.dtype.kind == "f":
+        arr = np.ascontiguousarray(arr, dtype=np.float64)
+    elif arr.dtype.kind in "iu":
+        arr = np.ascontiguousarray(arr, dtype=np.int64)
+    else:
+        raise TypeError(f"soft_or_topk: dtype {arr.dtype} is neither float nor integer")
+    return _birkhoff.align_score(p, arr, _ids(truth, "truth", "(t, 2)"),
+                                 _ids(seeds, "seeds", "(k, 2)"))

@@ -1,7 +1,7 @@
 """Planted alignment instances and loaders for the alignment benchmarks.
 
 The generators are the featured correlated Gaussian Wigner model and its Erdős–Rényi variant
-of shared/design/align.md §2 (the QPAlign authors' sim_gaussian.py / sim_er.py), with our own
+of [huang2026qpalign] (the authors' sim_gaussian.py / sim_er.py), with our own
 portable PRNG: the same seed gives the same instance on every platform.
 """
 
@@ -48,7 +48,7 @@ class PlantedInstance:
 
 def correlated_wigner(n: int, d: int, rho: float, r: float, seed: int = 0,
                       standardize: bool = True) -> PlantedInstance:
-    """Featured correlated Gaussian Wigner instance (align.md §2).
+    """Featured correlated Gaussian Wigner instance [huang2026qpalign].
 
     A_ij ~ N(0, 1) (i < j, symmetric); B°_ij = rho A_ij + sqrt(1 - rho^2) Z_ij;
     X ~ N(0, 1); Y° = r X + sqrt(1 - r^2) W; optionally column-standardised; then permuted.
@@ -67,12 +67,12 @@ def correlated_erdos_renyi(n: int, d: int, rho: float, r: float, p: float = 0.5,
 
 
 def exact_margin(n: int, d: int, rho: float, r: float) -> float:
-    """n rho^2 + d log(1/(1-r^2)) - 4 log n: conjectured exact-recovery margin (align.md §3.2)."""
+    """n rho^2 + d log(1/(1-r^2)) - 4 log n: conjectured exact-recovery margin."""
     return _birkhoff.align_exact_margin(n, d, rho, r)
 
 
 def partial_margin(n: int, d: int, rho: float, r: float) -> float:
-    """n rho^2 + 2 d log(1/(1-r^2)) - 4 log n: conjectured almost-exact margin (§3.2)."""
+    """n rho^2 + 2 d log(1/(1-r^2)) - 4 log n: conjectured almost-exact margin."""
     return _birkhoff.align_partial_margin(n, d, rho, r)
 
 

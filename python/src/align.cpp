@@ -3,9 +3,13 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
+#include <span>
+#include <type_traits>
+
 #include "arrays.hpp"
 #include "birkhoff/graph/align/generate.hpp"
 #include "birkhoff/graph/align/qpalign.hpp"
+#include "birkhoff/graph/align/score.hpp"
 #include "birkhoff/graph/graph.hpp"
 
 namespace birkhoff::python {
@@ -43,6 +47,19 @@ graph::AttributedGraph make_graph(std::int64_t n, const std::optional<In<std::in
   }
   return graph::from_edge_index(
       edges, n, vector_view(edge_weight, ("edge_weight" + suffix).c_str()), features, options);
+}
+
+nb::dict metrics_dict(const align::AlignMetrics& metrics) {
+  nb::dict m;
+  m["pairs"] = metrics.pairs;
+  m["overlap"] = metrics.overlap;
+  m["overlap_unseeded"] = metrics.overlap_unseeded;
+  m["exact"] = metrics.exact;
+  m["hits1"] = metrics.hits1;
+  m["hits5"] = metrics.hits5;
+  m["hits10"] = metrics.hits10;
+  m["mrr"] = metrics.mrr;
+  return m;
 }
 
 MatrixView<const std::int64_t> pairs(const std::optional<In<std::int64_t>>& a, const char* name) {
@@ -116,19 +133,26 @@ nb::dict run_qpalign(std::int64_t n1, std::int64_t n2, std::optional<In<std::int
   d["nan_restarts"] = r.nan_restarts;
   d["lambda_edge"] = r.lambda_edge;
   d["lambda_feature"] = r.lambda_feature;
-  if (r.has_metrics) {
-    nb::dict m;
-    m["pairs"] = r.metrics.pairs;
-    m["overlap"] = r.metrics.overlap;
-    m["overlap_unseeded"] = r.metrics.overlap_unseeded;
-    m["exact"] = r.metrics.exact;
-    m["hits1"] = r.metrics.hits1;
-    m["hits5"] = r.metrics.hits5;
-    m["hits10"] = r.metrics.hits10;
-    m["mrr"] = r.metrics.mrr;
-    d["metrics"] = m;
-  }
+  if (r.has_metrics) d["metrics"] = metrics_dict(r.metrics);
   return d;
+}
+
+/// align::score() from the soft scores (float64) or the top-k lists (int64).
+template <class T>
+nb::dict score(In<std::int64_t> perm, In<T> soft_or_topk, In<std::int64_t> truth,
+               std::optional<In<std::int64_t>> seeds) {
+  const char* name = std::is_same_v<T, double> ? "soft" : "topk";
+  require(perm.ndim() == 1, "perm", "must be a 1-D array");
+  require(soft_or_topk.ndim() == 2, name, "must be a 2-D array");
+  const std::span<const std::int64_t> p(perm.data(), perm.shape(0));
+  const auto t = pairs(std::optional<In<std::int64_t>>(truth), "truth");
+  const auto s = pairs(seeds, "seeds");
+  align::AlignMetrics m;
+  {
+    nb::gil_scoped_release release;
+    m = align::score(p, matrix(soft_or_topk, name), t, s);
+  }
+  return metrics_dict(m);
 }
 
 nb::dict planted(const std::string& model, std::int64_t n, std::int64_t d, double rho, double r,
@@ -164,6 +188,10 @@ void register_align(nb::module_& m) {
         nb::arg("return_soft"), nb::arg("num_threads"), nb::arg("progress").none());
   m.def("align_planted", &planted, nb::arg("model"), nb::arg("n"), nb::arg("d"), nb::arg("rho"),
         nb::arg("r"), nb::arg("p"), nb::arg("seed"), nb::arg("standardize"));
+  m.def("align_score", &score<double>, nb::arg("perm"), nb::arg("soft"), nb::arg("truth"),
+        nb::arg("seeds").none());
+  m.def("align_score", &score<std::int64_t>, nb::arg("perm"), nb::arg("topk"), nb::arg("truth"),
+        nb::arg("seeds").none());
   m.def("align_exact_margin", &align::exact_margin);
   m.def("align_partial_margin", &align::partial_margin);
 }

@@ -1,9 +1,15 @@
+// Sinkhorn balancing of QPAlign (balance_block in balance.hpp): the Anderson extrapolation and
+// the public balance().
 #include "graph/align/balance.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace birkhoff::align::detail {
+#include "birkhoff/core/error.hpp"
+#include "graph/align/operator.hpp"
+
+namespace birkhoff::align {
+namespace detail {
 
 Anderson::Anderson(std::int64_t n, std::int64_t memory)
     : n_(n),
@@ -101,4 +107,20 @@ void Anderson::step(std::vector<double>& x, const std::vector<double>& t) {
   }
 }
 
-}  // namespace birkhoff::align::detail
+}  // namespace detail
+
+BalanceReport balance(MatrixView<double> matrix, std::int64_t max_sweeps, double tol,
+                      int num_threads, std::int64_t anderson) {
+  const std::int64_t m = matrix.rows;
+  require(matrix.cols == m, "matrix", "must be square");
+  require(max_sweeps >= 1, "max_sweeps", "must be >= 1");
+  require(anderson >= 0, "anderson", "must be >= 0");
+  const int threads = detail::threads_for(m, num_threads);
+  const BalanceReport report =
+      detail::balance_block(matrix.data, m, matrix.stride, max_sweeps, tol, anderson, threads,
+                            [](std::int64_t, double*) {});
+  require(report.sweeps >= 0, "matrix", "holds NaN or inf");
+  return report;
+}
+
+}  // namespace birkhoff::align

@@ -15,7 +15,8 @@
 
 namespace birkhoff::align::detail {
 
-/// Entries of a balanced matrix are at least this (align.md §4.3: no zero lock, no NaN).
+/// Entries of a balanced matrix are at least this: no row or column locks at zero, no NaN
+/// (docs/align.md, the balancing row of the deviations table).
 inline constexpr double kFloor = 1e-100;
 
 /// Anderson acceleration (type II, Walker and Ni 2011) of a fixed-point iteration x <- T(x)

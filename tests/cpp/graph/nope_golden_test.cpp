@@ -1,4 +1,4 @@
-// Parity with the authors' code (design note coarsen.md §4.6) on the goldens in
+// Parity with the authors' code (docs/coarsen.md, "Parity") on the goldens in
 // ../shared/data/<dataset>/nope_golden/. Skipped when the shared data is absent.
 #include <gtest/gtest.h>
 

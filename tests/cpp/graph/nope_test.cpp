@@ -22,7 +22,7 @@ struct Toy {
   AttributedGraph g;
 };
 
-/// Design note §4.6: edges 0-1, 0-2, 1-2, 2-3; x0 = x1 = (1, 0), x2 = x3 = (0, 1).
+/// A toy case worked by hand: edges 0-1, 0-2, 1-2, 2-3; x0 = x1 = (1, 0), x2 = x3 = (0, 1).
 Toy toy() {
   Toy t;
   t.x = {1, 0, 1, 0, 0, 1, 0, 1};

@@ -6,11 +6,16 @@
 
 #include "birkhoff/core/progress.hpp"
 #include "birkhoff/core/view.hpp"
+#include "birkhoff/graph/align/lap.hpp"
+#include "birkhoff/graph/align/score.hpp"
 #include "birkhoff/graph/graph.hpp"
 
 namespace birkhoff::align {
 
-/// Initial point of the iteration (align.md §4.4).
+// QPAlign [huang2026qpalign]. The tags say where a choice comes from, as in docs/align.md:
+// [R] the authors' code, [O] ours.
+
+/// Initial point of the iteration (docs/align.md, "What is computed").
 enum class Init {
   /// The authors' synthetic start [R]: S0[i,j] = max(<x_i, y_j>, 0) + 0.1 / (1 + |deg_A(i) -
   /// deg_B(j)|), deg = weighted out-degree (row sum), then balanced.
@@ -31,7 +36,7 @@ enum class NegativeCurvature {
   Previous,
 };
 
-/// Settings of qpalign(). Defaults are the authors' synthetic Gaussian settings (align.md §4.5,
+/// Settings of qpalign(). Defaults are the authors' synthetic Gaussian settings (their
 /// run_gaussian.sh [R]); Douban uses lambda_edge 0.2, lambda_feature 0.8, gamma 0, 1000
 /// iterations, 200 sweeps, step 5e-3, Init::Random.
 struct QpAlignOptions {
@@ -39,7 +44,7 @@ struct QpAlignOptions {
   double lambda_feature = 0.9;  ///< weight of sum D[i,j] Pi[i,j]^2, D = squared distances
   double gamma = 0.1;           ///< weight of the concave penalty sum Pi - ||Pi||_F^2
   /// When both are set (in [0, 1)), replace lambda_edge : lambda_feature by the MLE-consistent
-  /// rho / (4 (1 - rho^2)) : r / (2 (1 - r^2)), normalised to sum 1 (align.md §4.1 [O]).
+  /// rho / (4 (1 - rho^2)) : r / (2 (1 - r^2)), normalised to sum 1 [O].
   double mle_rho = -1.0, mle_r = -1.0;
   std::int64_t max_iter = 400;        ///< T, projected-gradient iterations
   std::int64_t sinkhorn_sweeps = 80;  ///< K, maximum balancing sweeps per projection
@@ -57,9 +62,8 @@ struct QpAlignOptions {
   double tol = 1e-7;  ///< stop when |f_t - f_{t-1}| / (1 + |f_{t-1}|) < tol
   /// Also stop once the row-wise argmax of Pi has been the same bijection for `patience`
   /// consecutive iterations (0 = off: the reference's stopping rule only) [O]. The BB steps
-  /// cycle (the objective rises tenfold every few iterations, docs/align.md), so the reference
-  /// rule rarely fires and the last iterate can be a bad one: at n = 1000, rho = r = 0.9 the
-  /// matching is exact from iteration 3 and the 400th iterate has overlap 0.70.
+  /// cycle, so the reference rule rarely fires and the last iterate can be much worse than an
+  /// early one (docs/align.md, "What is computed").
   std::int64_t patience = 5;
   Init init = Init::Similarity;
   std::uint64_t seed = 0;  ///< for Init::Random
@@ -77,16 +81,6 @@ struct QpAlignOptions {
   ProgressCallback progress;
 };
 
-/// Scores against a ground truth; all fractions are over the t truth pairs.
-struct AlignMetrics {
-  std::int64_t pairs = 0;       ///< t
-  double overlap = 0.0;         ///< fraction with perm[i] == j
-  double overlap_unseeded = 0;  ///< the same over truth pairs whose G1 node is not a seed
-  bool exact = false;           ///< overlap == 1
-  double hits1 = 0, hits5 = 0, hits10 = 0;  ///< j among the top 1/5/10 of row i of Pi
-  double mrr = 0;  ///< mean of 1 / rank of j in row i of Pi (ties rank first)
-};
-
 /// The output of qpalign().
 struct Alignment {
   std::int64_t n1 = 0, n2 = 0;  ///< sizes of G1 and G2
@@ -99,22 +93,22 @@ struct Alignment {
   std::vector<std::int64_t> topk;
   std::vector<double> topk_scores;
   std::vector<double> soft;       ///< (n1, n2) float64 Pi when options.return_soft, else empty
-  std::vector<double> objective;  ///< F(Pi_t) per iteration (not monotone, align.md §4.3)
+  std::vector<double> objective;  ///< F(Pi_t) per iteration (not monotone: BB steps)
   std::int64_t iterations = 0;
   bool converged = false;         ///< the relative objective change fell below tol
   bool stable = false;            ///< stopped by `patience` (the argmax bijection stopped changing)
   std::int64_t nan_restarts = 0;  ///< steps retried from the last finite Pi with alpha halved
   double lambda_edge = 0, lambda_feature = 0;  ///< the weights used (after MLE weighting)
-  bool has_metrics = false;
-  AlignMetrics metrics;
+  bool has_metrics = false;                    ///< options.truth was given
+  AlignMetrics metrics;                        ///< score(perm, soft, truth, seeds) when has_metrics
 };
 
 /// QPAlign [huang2026qpalign]: minimise over doubly-stochastic Pi
 ///   F(Pi) = lambda_e ||A Pi - Pi B||_F^2 + lambda_f sum_ij D_ij Pi_ij^2 + gamma (sum Pi -
 ///   ||Pi||^2)
-/// with D_ij = ||x_i - y_j||^2 (align.md §4.1), by projected gradient with Barzilai-Borwein
-/// steps and Sinkhorn balancing (§4.2-4.3), then round by an exact linear assignment
-/// maximising sum_i Pi[i, perm(i)] (§4.6).
+/// with D_ij = ||x_i - y_j||^2, by projected gradient with Barzilai-Borwein steps and Sinkhorn
+/// balancing [sinkhorn1967], then round by an exact linear assignment maximising
+/// sum_i Pi[i, perm(i)] (docs/align.md, "What is computed").
 ///
 /// Deviations from the reference code, all [O]: the balancing keeps its potentials in log space
 /// and floors entries at 1e-100 instead of 0 (no zero rows, no NaN), stops early at
@@ -136,9 +130,9 @@ struct Alignment {
 Alignment qpalign(const graph::AttributedGraph& g1, const graph::AttributedGraph& g2,
                   const QpAlignOptions& options = {});
 
-/// F(Pi) and its gradient (align.md §4.1-4.2) for equal sizes n and a dense Pi (n, n)
-/// row-major; `gradient` (n*n) receives 2 lambda_e (A^T E - E B^T) + 2 lambda_f D∘Pi +
-/// gamma (J - 2 Pi), E = A Pi - Pi B. Seeds and init in `options` are ignored. For tests.
+/// F(Pi) and its gradient (docs/align.md, "What is computed") for equal sizes n and a dense Pi (n,
+/// n) row-major; `gradient` (n*n) receives 2 lambda_e (A^T E - E B^T) + 2 lambda_f D∘Pi + gamma (J
+/// - 2 Pi), E = A Pi - Pi B. Seeds and init in `options` are ignored. For tests.
 double objective_and_gradient(const graph::AttributedGraph& g1, const graph::AttributedGraph& g2,
                               const QpAlignOptions& options, std::span<const double> pi,
                               std::span<double> gradient);
@@ -149,23 +143,17 @@ struct BalanceReport {
   double row_error = 0;  ///< max_i |sum_j M_ij - 1| of the result (its columns sum to 1)
 };
 
-/// Sinkhorn-Knopp scaling of a non-negative square matrix to doubly stochastic (the KL
-/// projection onto the Birkhoff polytope; the reference's Balance_K, align.md §4.3), in place.
+/// Sinkhorn-Knopp scaling [sinkhorn1967] of a non-negative square matrix to doubly stochastic
+/// (the KL projection onto the Birkhoff polytope; the reference's Balance_K [R]), in place.
 /// Entries below 1e-100 (and negatives) are raised to 1e-100. Each sweep scales the rows to sum
 /// to 1 and measures the column error delta = max_j |column sum - 1|; the balancing stops once
 /// delta <= tol / (1 + tol) or after `max_sweeps` sweeps, then scales the columns: they sum to 1
 /// up to rounding and, when it stopped on tol, every row within tol of 1. `anderson` > 0
-/// extrapolates the column potentials from that many past sweeps (Anderson acceleration; 0 =
-/// plain Sinkhorn-Knopp, the reference).
+/// extrapolates the column potentials from that many past sweeps (Anderson acceleration
+/// [walker2011anderson]; 0 = plain Sinkhorn-Knopp, the reference).
 /// @throws birkhoff::InvalidInput naming `matrix` when it is not square or holds NaN/inf,
 ///         `max_sweeps` when < 1, `anderson` when < 0.
 BalanceReport balance(MatrixView<double> matrix, std::int64_t max_sweeps, double tol,
                       int num_threads = 0, std::int64_t anderson = 0);
-
-/// Exact linear assignment (shortest augmenting paths with potentials, Jonker-Volgenant style;
-/// O(n^2 m) worst case) on a dense (n, m) cost, n <= m: returns, for each row, its column,
-/// minimising the total cost. `maximize` flips the sign.
-/// @throws birkhoff::InvalidInput naming `cost` when n > m or it holds NaN/inf.
-std::vector<std::int64_t> linear_assignment(MatrixView<const double> cost, bool maximize = false);
 
 }  // namespace birkhoff::align

@@ -246,7 +246,7 @@ TEST(Balance, AndersonStopsOnTheSameCriterionInFewerSweeps) {
 }
 
 TEST(Balance, AllZeroRowAndColumnStayFinite) {
-  // The reference's zero-lock hazard (align.md §4.3): all-zero lines became 1e8 and then NaN.
+  // The reference's zero-lock hazard (docs/align.md): all-zero lines became 1e8 and then NaN.
   const std::int64_t m = 20;
   Rng rng(9);
   std::vector<double> a(m * m);
