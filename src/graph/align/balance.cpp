@@ -1,11 +1,10 @@
-// Sinkhorn balancing of QPAlign (balance_block in balance.hpp): the Anderson extrapolation and
-// the public balance().
-#include "graph/align/balance.hpp"
-
+// Sinkhorn balancing of QPAlign (balance_block in balance_block.hpp): the Anderson
+// extrapolation and the public balance().
 #include <algorithm>
 #include <cmath>
 
 #include "birkhoff/core/error.hpp"
+#include "graph/align/balance_block.hpp"
 #include "graph/align/operator.hpp"
 
 namespace birkhoff::align {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "birkhoff/graph/align/balance.hpp"
 #include "birkhoff/graph/align/generate.hpp"
 #include "birkhoff/kernels/gemm.hpp"
 #include "graph/align/steps.hpp"

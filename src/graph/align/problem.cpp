@@ -7,6 +7,7 @@
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/kernels/gemm.hpp"
+#include "graph/align/pairs.hpp"
 
 namespace birkhoff::align::detail {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "birkhoff/core/view.hpp"
-#include "birkhoff/graph/align/qpalign.hpp"
+#include "birkhoff/graph/align/qpalign_options.hpp"
 #include "birkhoff/graph/graph.hpp"
 #include "graph/align/operator.hpp"
 
@@ -15,11 +15,6 @@ namespace birkhoff::align::detail {
 
 /// Throws InvalidInput naming the first option of `o` out of its range.
 void check_options(const QpAlignOptions& o);
-
-/// Checks that `pairs` is empty or a (k, 2) list of [node of G1 in [0, n1), node of G2 in
-/// [0, n2)] with no node repeated on either side (a matching); throws InvalidInput naming `name`.
-void check_pairs(MatrixView<const std::int64_t> pairs, const char* name, std::int64_t n1,
-                 std::int64_t n2);
 
 /// The problem in the solver's internal order: free real nodes first, then padding, then seeds
 /// (G2's seeds in the same order as their G1 partners, so the seed block of Pi is the identity).

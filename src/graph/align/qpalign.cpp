@@ -9,7 +9,7 @@
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/kernels/scaling.hpp"
-#include "graph/align/balance.hpp"
+#include "graph/align/balance_block.hpp"
 #include "graph/align/objective.hpp"
 #include "graph/align/problem.hpp"
 #include "graph/align/steps.hpp"

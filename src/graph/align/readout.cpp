@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "birkhoff/graph/align/lap.hpp"
 #include "graph/align/steps.hpp"
 
 namespace birkhoff::align::detail {

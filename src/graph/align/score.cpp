@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "birkhoff/core/error.hpp"
-#include "graph/align/problem.hpp"
+#include "graph/align/pairs.hpp"
 
 namespace birkhoff::align {
 namespace {

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "birkhoff/graph/coarsen/nope.hpp"
+#include "birkhoff/graph/coarsen/nope_options.hpp"
 #include "graph/coarsen/adjacency.hpp"
 
 namespace birkhoff::coarsen::detail {

@@ -10,7 +10,8 @@
 
 #include "birkhoff/core/memory.hpp"
 #include "birkhoff/core/team.hpp"
-#include "birkhoff/graph/coarsen/nope.hpp"
+#include "birkhoff/graph/coarsen/merge_tree.hpp"
+#include "birkhoff/graph/coarsen/nope_options.hpp"
 #include "birkhoff/graph/graph.hpp"
 #include "birkhoff/kernels/bitset.hpp"
 #include "birkhoff/kernels/reduce.hpp"

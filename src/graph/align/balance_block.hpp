@@ -10,7 +10,7 @@
 #include <limits>
 #include <vector>
 
-#include "birkhoff/graph/align/qpalign.hpp"
+#include "birkhoff/graph/align/balance.hpp"
 #include "birkhoff/kernels/scaling.hpp"
 
 namespace birkhoff::align::detail {
