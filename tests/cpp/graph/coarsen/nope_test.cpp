@@ -10,33 +10,17 @@
 #include <vector>
 
 #include "birkhoff/core/error.hpp"
+#include "graph/coarsen/fixtures.hpp"
 
 namespace birkhoff::coarsen {
 namespace {
 
 using graph::AttributedGraph;
-
-struct Toy {
-  std::vector<float> x;
-  std::vector<std::int64_t> e;
-  AttributedGraph g;
-};
-
-/// A toy case worked by hand: edges 0-1, 0-2, 1-2, 2-3; x0 = x1 = (1, 0), x2 = x3 = (0, 1).
-Toy toy() {
-  Toy t;
-  t.x = {1, 0, 1, 0, 0, 1, 0, 1};
-  t.e = {0, 0, 1, 2, 1, 2, 2, 3};
-  t.g = graph::from_edge_index({t.e.data(), 2, 4}, {t.x.data(), 4, 2});
-  return t;
-}
-
-NopeOptions opts(Variant v, double ratio) {
-  NopeOptions o;
-  o.variant = v;
-  o.ratio = ratio;
-  return o;
-}
+using testing::opts;
+using testing::Random;
+using testing::random_graph;
+using testing::Toy;
+using testing::toy;
 
 TEST(Nope, ToyCaseMatchesTheReference) {
   const Toy t = toy();
@@ -69,14 +53,6 @@ TEST(NopeStar, ToyCaseMatchesTheReference) {
   const auto r4 = nope(t.g, opts(Variant::NopeStar, 0.25));
   EXPECT_EQ(r4.merges, (std::vector<std::int64_t>{4, 0, 1, 5, 2, 3, 6, 4, 5}));
   EXPECT_EQ(r4.keys[2], 0.0);
-}
-
-TEST(Nope, TargetRoundsHalfToEvenLikePython) {
-  EXPECT_EQ(target_for_ratio(3325, 0.5), 1662);
-  EXPECT_EQ(target_for_ratio(3327, 0.5), 1664);
-  EXPECT_EQ(target_for_ratio(19717, 0.5), 9858);
-  EXPECT_EQ(target_for_ratio(10, 0.01), 1);
-  EXPECT_EQ(target_for_ratio(7, 1.0), 7);
 }
 
 TEST(Nope, RejectsRatioOutsideUnitIntervalNamingRatio) {
@@ -174,46 +150,7 @@ TEST(Nope, ProgressCallbackCanCancel) {
   EXPECT_THROW(nope(t.g, o), Cancelled);
 }
 
-TEST(Nope, LiftAndPoolUseTheAssignment) {
-  const Toy t = toy();
-  const auto r = cut(nope(t.g, opts(Variant::NopeStar, 0.5)), t.g);
-  const std::vector<float> coarse = {10, 20};
-  std::vector<float> fine(4);
-  lift(r, {coarse.data(), 2, 1}, {fine.data(), 4, 1});
-  EXPECT_EQ(fine, (std::vector<float>{10, 10, 20, 20}));
-  const std::vector<float> values = {1, 3, 5, 9};
-  std::vector<float> pooled(2);
-  pool(r, {values.data(), 4, 1}, {pooled.data(), 2, 1});
-  EXPECT_EQ(pooled, (std::vector<float>{2, 7}));
-  pool(r, {values.data(), 4, 1}, {pooled.data(), 2, 1}, false);
-  EXPECT_EQ(pooled, (std::vector<float>{4, 14}));
-  EXPECT_THROW(lift(r, {coarse.data(), 1, 1}, {fine.data(), 4, 1}), InvalidInput);
-}
-
 // ---- properties on random graphs ------------------------------------------------------------
-
-struct Random {
-  std::vector<float> x;
-  std::vector<std::int64_t> e;
-  AttributedGraph g;
-};
-
-Random random_graph(int n, int d, const std::vector<std::pair<int, int>>& pairs,
-                    const std::vector<int>& values) {
-  Random r;
-  r.x.resize(static_cast<std::size_t>(n * d));
-  for (std::size_t i = 0; i < r.x.size(); ++i) {
-    r.x[i] = static_cast<float>(values.empty() ? 0 : values[i % values.size()] % 5);
-  }
-  r.e.resize(2 * pairs.size());
-  for (std::size_t t = 0; t < pairs.size(); ++t) {
-    r.e[t] = pairs[t].first % n;
-    r.e[pairs.size() + t] = pairs[t].second % n;
-  }
-  r.g = graph::from_edge_index({r.e.data(), 2, static_cast<std::int64_t>(pairs.size())},
-                               {r.x.data(), n, d});
-  return r;
-}
 
 std::int64_t components(const AttributedGraph& g) {
   std::vector<std::int64_t> label(static_cast<std::size_t>(g.num_nodes), -1);
@@ -419,59 +356,6 @@ TEST(Nope, ListPhaseOnTwoThreadsEqualsOneOnALargerGraph) {
     EXPECT_EQ(a.heap_pushes, b.heap_pushes);
     EXPECT_EQ(cut(a, rg.g, {true, 1}).edge_index, cut(b, rg.g, {true, 2}).edge_index);
   }
-}
-
-TEST(Nope, PrefixRejectsAskingForMoreMergesThanTheRunHolds) {
-  const Toy t = toy();
-  const auto r = nope(t.g, opts(Variant::Nope, 0.5));
-  EXPECT_THROW(prefix(r, target_for_ratio(4, 0.25)), InvalidInput);
-  EXPECT_EQ(prefix(r, target_for_ratio(4, 0.75)).num_merges(), 1);
-}
-
-TEST(Nope, PrefixOfATreeThatRanOutOfEdgesKeepsAllItsMerges) {
-  // Two disjoint edges: two merges at most, whatever the target.
-  const std::vector<float> x = {0, 1, 2, 3};
-  const std::vector<std::int64_t> e = {0, 2, 1, 3};
-  const auto g = graph::from_edge_index({e.data(), 2, 2}, {x.data(), 4, 1});
-  const auto r = nope(g, opts(Variant::NopeStar, 0.25));
-  ASSERT_FALSE(r.reached_target);
-  const auto p = prefix(r, 1);
-  EXPECT_EQ(p.merges, r.merges);
-  EXPECT_FALSE(p.reached_target);
-  EXPECT_TRUE(prefix(r, 3).reached_target);
-}
-
-TEST(Contract, BuildsTheCoarseGraphOfAnyAssignment) {
-  // Path 0-1-2-3 with super-nodes {0, 3} and {1, 2}: the super-nodes are joined by the fine
-  // edges 0-1 and 2-3, and {1, 2} holds the edge 1-2 inside.
-  const std::vector<float> x = {0, 2, 4, 6};
-  const std::vector<std::int64_t> e = {0, 1, 2, 1, 2, 3};
-  const auto g = graph::from_edge_index({e.data(), 2, 3}, {x.data(), 4, 1});
-  const auto c = contract(g, {0, 1, 1, 0}, 2);
-  EXPECT_EQ(c.sizes, (std::vector<std::int64_t>{2, 2}));
-  EXPECT_EQ(c.members, (std::vector<std::int64_t>{0, 3, 1, 2}));
-  EXPECT_EQ(c.features, (std::vector<float>{3, 3}));
-  EXPECT_EQ(c.edge_index, (std::vector<std::int64_t>{0, 1, 1, 0}));
-  EXPECT_EQ(c.edge_weight, (std::vector<std::int64_t>{2, 2}));
-  EXPECT_TRUE(c.roots.empty());
-  EXPECT_THROW(contract(g, {0, 1, 1}, 2), InvalidInput);
-  EXPECT_THROW(contract(g, {0, 1, 2, 0}, 2), InvalidInput);
-  EXPECT_THROW(contract(g, {0, 0, 0, 0}, 2), InvalidInput);  // super-node 1 is empty
-}
-
-RC_GTEST_PROP(NopeProperties, CutEqualsTheContractionOfItsAssignment, ()) {
-  const int n = *rc::gen::inRange(1, 40);
-  const auto pairs = *rc::gen::container<std::vector<std::pair<int, int>>>(
-      *rc::gen::inRange(0, 100),
-      rc::gen::pair(rc::gen::inRange(0, 1000), rc::gen::inRange(0, 1000)));
-  const auto values = *rc::gen::container<std::vector<int>>(rc::gen::inRange(0, 100));
-  const Random rg = random_graph(n, 2, pairs, values);
-  const auto c = cut(nope(rg.g, opts(Variant::NopeStar, 0.3)), rg.g);
-  const auto d = contract(rg.g, c.assignment, c.num_super_nodes());
-  RC_ASSERT(d.members == c.members);
-  RC_ASSERT(d.features == c.features);
-  RC_ASSERT(d.edge_index == c.edge_index);
-  RC_ASSERT(d.edge_weight == c.edge_weight);
 }
 
 }  // namespace
