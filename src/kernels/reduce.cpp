@@ -34,11 +34,24 @@ BIRKHOFF_CLONES_AVX2 float squared_distance_pairwise(const float* a, const float
   });
 }
 
-float sum_squares_pairwise(const float* v, std::int64_t n, std::int64_t stride) {
+namespace {
+
+template <std::int64_t Stride>
+float sum_squares(const float* v, std::int64_t n, std::int64_t stride) {
+  if constexpr (Stride > 0) stride = Stride;
   return detail::pairwise_sum(n, [v, stride](std::int64_t i) {
     const float x = v[i * stride];
     return x * x;
   });
+}
+
+}  // namespace
+
+float sum_squares_pairwise(const float* v, std::int64_t n, std::int64_t stride) {
+  // Strides 1 (plain arrays) and 2 ((id, value) records) are compiled apart.
+  if (stride == 2) return sum_squares<2>(v, n, stride);
+  if (stride == 1) return sum_squares<1>(v, n, stride);
+  return sum_squares<0>(v, n, stride);
 }
 
 }  // namespace birkhoff::kernels

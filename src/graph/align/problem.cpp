@@ -55,6 +55,7 @@ Problem make_problem(const graph::AttributedGraph& g1, const graph::AttributedGr
     p.orig2[p.pos2[j]] = j;
   }
 
+  // The builders checked that the features are finite; here, that the two sides agree.
   const bool f1 = !g1.x.empty(), f2 = !g2.x.empty();
   require(f1 == f2, f1 ? "x2" : "x1", "features given for only one graph");
   if (f1) {
@@ -67,8 +68,6 @@ Problem make_problem(const graph::AttributedGraph& g1, const graph::AttributedGr
     require(g1.x.cols == g2.x.cols, "x2",
             "feature dimension " + std::to_string(g2.x.cols) + " differs from x1's " +
                 std::to_string(g1.x.cols));
-    graph::require_finite(g1.x, "x1", o.num_threads);
-    graph::require_finite(g2.x, "x2", o.num_threads);
   }
   p.a.emplace(g1, n, p.pos1, o.num_threads);
   p.b.emplace(g2, n, p.pos2, o.num_threads);

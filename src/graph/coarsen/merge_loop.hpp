@@ -109,8 +109,9 @@ class MergeLoop {
   /// phase, whose sums read the lists by rank. Only the thread that scores (m, n) touches N(m)
   /// (and prefetches it, as pairs are prefetched within a thread's chunk). The buffer never
   /// grows, so the pair loops allocate nothing: N(m) still holds u or v (or the list scan has
-  /// just dropped them), and a full list drops its dead entries first.
-  void join(std::size_t t, Id u, Id v, Id n) {
+  /// just dropped them), and a full list drops its dead entries first. Kept out of line: both
+  /// pair loops call it, and inlined into them it made the dense phase's loop run longer.
+  [[gnu::noinline]] void join(std::size_t t, Id u, Id v, Id n) {
     const Id m = nb_[t];
     auto& lm = node_[m].list;
     const std::uint8_t f = from_[t];
