@@ -53,10 +53,13 @@ struct Alignment {
 /// A^T, B^T in the gradient, so directed graphs are aligned without symmetrising.
 /// A, B are CSR (sparse products O(nnz n)) unless denser than 1/16, then dense BLAS GEMMs.
 ///
-/// @throws birkhoff::InvalidInput naming the argument: ids out of range, wrong shapes, NaN/inf
-///         weights, adjacency or features, features in only one graph or with different d,
-///         conflicting repeated edges, seeds out of range or repeated (in either column), bad
-///         options; birkhoff::Cancelled when the progress callback returns false.
+/// @param g1, g2 the two graphs (graph::from_edge_index or graph::from_adjacency, which check
+///        ids, weights and feature values and name them with their suffix "1" / "2"); both
+///        with features of the same dimension d, or neither.
+/// @throws birkhoff::InvalidInput naming the argument: features in only one graph or with
+///         different d, a graph without nodes, seeds or truth out of range or repeated (in
+///         either column), bad options; birkhoff::Cancelled when the progress callback returns
+///         false.
 /// Memory about 6 N^2 doubles with N = max(n1, n2) (+ 2 N^2 for dense graphs). Time per
 /// iteration O(N (nnz(A) + nnz(B)) + K N^2), or O(N^3) for dense graphs.
 Alignment qpalign(const graph::AttributedGraph& g1, const graph::AttributedGraph& g2,
