@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "birkhoff/graph/align/generate.hpp"
 #include "birkhoff/graph/align/qpalign.hpp"
 #include "birkhoff/graph/graph.hpp"
+#include "birkhoff/io/graph_dir.hpp"
 #include "birkhoff/io/npy.hpp"
 #include "commands.hpp"
 #include "common.hpp"
@@ -28,66 +30,52 @@ struct AlignArgs {
   bool directed = false, no_bb = false, soft = false, json = false, quiet = false;
 };
 
-// A graph folder: the features stay loaded (the graph borrows them), the edges become the
-// graph's CSR.
-struct GraphDir {
-  Matrix features;
+// A graph folder: the arrays read (the graph borrows the features) and the graph built from
+// them (the edges become its CSR).
+struct GraphInput {
+  io::GraphDir dir;
   graph::AttributedGraph graph;
 };
 
-GraphDir load_graph(const std::string& dir, const std::string& suffix, bool directed, int threads) {
-  GraphDir g;
-  const std::string ei = dir + "/edge_index.npy", ew = dir + "/edge_weight.npy",
-                    x = dir + "/features.npy";
-  require(std::filesystem::is_directory(dir), "G" + suffix + "_DIR", "not a folder: " + dir);
+GraphInput load_graph(const std::string& path, const std::string& suffix, bool directed,
+                      int threads, std::map<std::string, std::string>& converted) {
+  require(std::filesystem::is_directory(path), "G" + suffix + "_DIR", "not a folder: " + path);
+  GraphInput g;
+  io::GraphDirOptions dir_options;
+  dir_options.adjacency = true;
+  g.dir = io::read_graph_dir(path, dir_options);
+  for (const auto& [name, conversion] : g.dir.converted) converted[name + suffix] = conversion;
   graph::BuildOptions options;
   options.directed = directed;
   options.num_threads = threads;
   options.suffix = suffix;
-  MatrixView<const float> features;
-  if (std::filesystem::exists(x)) {
-    g.features = load_matrix(x, "x" + suffix);
-    require(!g.features.is_double(), "x" + suffix, x + " must hold float32 features");
-    features = {g.features.array.as<float>("x" + suffix).data(), g.features.rows, g.features.cols};
-  }
-  const std::string adj = dir + "/adjacency.npy";
-  if (std::filesystem::exists(adj) && !std::filesystem::exists(ei)) {
-    const Matrix adjacency = load_matrix(adj, "adjacency" + suffix);
-    require(adjacency.is_double(), "adjacency" + suffix, adj + " must hold float64");
-    g.graph = graph::from_adjacency(
-        {adjacency.array.as<double>("adjacency" + suffix).data(), adjacency.rows, adjacency.cols},
-        features, options);
+  if (g.dir.adjacency) {
+    g.graph = graph::from_adjacency(g.dir.adjacency_view(), g.dir.features_view(), options);
+    // The graph holds its own CSR: the dense array is not read again.
+    g.dir.adjacency.reset();
     return g;
   }
-  require(std::filesystem::exists(ei), "edge_index" + suffix, "file not found: " + ei);
-  io::NpyArray edge_index;
-  try {
-    edge_index = io::read_npy(ei);
-  } catch (const InvalidInput& e) {
-    throw InvalidInput("edge_index" + suffix + ": " + e.what());
-  }
-  require(edge_index.shape.size() == 2 && edge_index.shape[0] == 2, "edge_index" + suffix,
-          ei + " must hold a (2, E) array");
-  const auto edges = edge_index.as<std::int64_t>("edge_index" + suffix);
-  const std::int64_t e = edge_index.shape[1];
-  std::vector<double> weight;
-  if (std::filesystem::exists(ew)) weight = load_vector<double>(ew, "edge_weight" + suffix);
   std::int64_t n = 0;
-  if (std::filesystem::exists(x)) {
-    n = g.features.rows;
+  if (g.dir.features) {
+    n = g.dir.features->shape[0];
   } else {
-    for (const std::int64_t v : edges) n = std::max(n, v + 1);
+    for (const std::int64_t v : g.dir.edge_index->as<std::int64_t>("edge_index" + suffix))
+      n = std::max(n, v + 1);
   }
-  g.graph = graph::from_edge_index({edges.data(), 2, e}, n, weight, features, options);
+  g.graph = graph::from_edge_index(g.dir.edge_index_view(), n, g.dir.edge_weight_view(),
+                                   g.dir.features_view(), options);
+  g.dir.edge_index.reset();
+  g.dir.edge_weight.reset();
   return g;
 }
 
-io::NpyArray load_pairs(const std::string& path, const std::string& what) {
+io::NpyArray load_pairs(const std::string& path, const std::string& what,
+                        std::map<std::string, std::string>& converted) {
   require(std::filesystem::exists(path), what, "file not found: " + path);
-  io::NpyArray a = io::read_npy(path);
+  io::NpyArray a = io::read_npy_as<std::int64_t>(path, what);
   require(a.shape.size() == 2 && a.shape[1] == 2, what,
-          path + " must hold a (k, 2) int64 array [node of G1, node of G2]");
-  a.as<std::int64_t>(what);
+          path + " must hold a (k, 2) integer array [node of G1, node of G2]");
+  if (a.converted_from) converted[what] = a.conversion();
   return a;
 }
 
@@ -150,17 +138,19 @@ void run_align(const AlignArgs& args) {
   o.patience = args.patience;
   o.return_soft = args.soft;
   o.num_threads = args.threads;
-  const GraphDir g1 = load_graph(args.g1_dir, "1", args.directed, args.threads);
-  const GraphDir g2 = load_graph(args.g2_dir, "2", args.directed, args.threads);
+  std::map<std::string, std::string> converted;
+  const GraphInput g1 = load_graph(args.g1_dir, "1", args.directed, args.threads, converted);
+  const GraphInput g2 = load_graph(args.g2_dir, "2", args.directed, args.threads, converted);
   io::NpyArray seeds, truth;
   if (!args.seeds.empty()) {
-    seeds = load_pairs(args.seeds, "seeds");
+    seeds = load_pairs(args.seeds, "seeds", converted);
     o.seeds = {seeds.as<std::int64_t>("seeds").data(), seeds.shape[0], 2};
   }
   if (!args.truth.empty()) {
-    truth = load_pairs(args.truth, "truth");
+    truth = load_pairs(args.truth, "truth", converted);
     o.truth = {truth.as<std::int64_t>("truth").data(), truth.shape[0], 2};
   }
+  note_conversions(converted, args.json);
   ProgressBar bar(args.quiet || args.json);
   o.progress = bar.callback();
   const auto start = std::chrono::steady_clock::now();
@@ -194,6 +184,7 @@ void run_align(const AlignArgs& args) {
                         {"lambda_feature", r.lambda_feature},
                         {"unmatched", unmatched},
                         {"nan_restarts", r.nan_restarts},
+                        {"converted", converted},
                         {"seconds", seconds},
                         {"seconds_per_iteration",
                          r.iterations > 0 ? seconds / static_cast<double>(r.iterations) : 0.0},
@@ -233,11 +224,11 @@ struct GenerateArgs {
 void write_graph(const std::string& dir, std::int64_t n, std::int64_t d,
                  const std::vector<double>& a, const std::vector<float>& x, bool binary,
                  bool dense) {
-  std::filesystem::create_directories(dir);
+  io::GraphDirArrays arrays;
+  if (d > 0) arrays.features = MatrixView<const float>(x.data(), n, d);
   if (dense) {
-    const std::vector<std::int64_t> s_a = {n, n}, s_x = {n, d};
-    io::write_npy(dir + "/adjacency.npy", std::span<const std::int64_t>(s_a), a.data());
-    if (d > 0) io::write_npy(dir + "/features.npy", std::span<const std::int64_t>(s_x), x.data());
+    arrays.adjacency = MatrixView<const double>(a.data(), n, n);
+    io::write_graph_dir(dir, arrays);
     return;
   }
   std::vector<std::int64_t> src, dst;
@@ -252,11 +243,9 @@ void write_graph(const std::string& dir, std::int64_t n, std::int64_t d,
   }
   const auto e = static_cast<std::int64_t>(src.size());
   src.insert(src.end(), dst.begin(), dst.end());
-  const std::vector<std::int64_t> s_e = {2, e}, s_w = {e}, s_x = {n, d};
-  io::write_npy(dir + "/edge_index.npy", std::span<const std::int64_t>(s_e), src.data());
-  if (!binary)
-    io::write_npy(dir + "/edge_weight.npy", std::span<const std::int64_t>(s_w), w.data());
-  if (d > 0) io::write_npy(dir + "/features.npy", std::span<const std::int64_t>(s_x), x.data());
+  arrays.edge_index = MatrixView<const std::int64_t>(src.data(), 2, e);
+  if (!binary) arrays.edge_weight = std::span<const double>(w);
+  io::write_graph_dir(dir, arrays);
 }
 
 void run_generate(const GenerateArgs& args) {
@@ -297,15 +286,16 @@ void add_align_command(CLI::App& app) {
       "Attributed graph alignment with QPAlign (Huang, Tian, Yang, ICML 2026). Each graph folder "
       "holds edge_index.npy (2, E) int64, optionally edge_weight.npy (E) and features.npy (n, d) "
       "float32 (n = rows of features, else the largest id + 1), or adjacency.npy (n, n) float64 "
-      "instead of the edge list. Node i of G1 is matched to node "
+      "instead of the edge list; other integer and float dtypes are converted. Node i of G1 is "
+      "matched to node "
       "perm[i] of G2. OUT_DIR receives perm.npy (n1) int64 (-1 = unmatched when n1 > n2), "
       "topk.npy (n1, k) int64, topk_scores.npy, objective.npy and with --soft soft.npy (n1, n2). "
       "Defaults are the authors' synthetic settings; Douban: --lambda-edge 0.2 --lambda-feature "
       "0.8 --gamma 0 --iters 1000 --sweeps 200 --step 5e-3 --init random.");
   cmd->add_option("G1_DIR", args->g1_dir, "folder of the first graph")->required();
   cmd->add_option("G2_DIR", args->g2_dir, "folder of the second graph")->required();
-  cmd->add_option("--seeds", args->seeds, "known pairs (k, 2) int64 .npy [G1 node, G2 node]");
-  cmd->add_option("--truth", args->truth, "true pairs (t, 2) int64 .npy for the metrics");
+  cmd->add_option("--seeds", args->seeds, "known pairs (k, 2) integer .npy [G1 node, G2 node]");
+  cmd->add_option("--truth", args->truth, "true pairs (t, 2) integer .npy for the metrics");
   cmd->add_option("--output", args->output, "write perm.npy, topk.npy, ... into this folder");
   cmd->add_option("--lambda-edge", args->lambda_edge, "weight of ||A Pi - Pi B||^2")
       ->capture_default_str();

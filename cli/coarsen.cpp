@@ -8,6 +8,7 @@
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/graph/coarsen/nope.hpp"
 #include "birkhoff/graph/graph.hpp"
+#include "birkhoff/io/graph_dir.hpp"
 #include "birkhoff/io/npy.hpp"
 #include "commands.hpp"
 #include "common.hpp"
@@ -23,28 +24,24 @@ struct CoarsenArgs {
   bool json = false, quiet = false;
 };
 
-io::NpyArray load(const std::string& path, const std::string& what) {
-  require(std::filesystem::exists(path), what, "file not found: " + path);
-  return io::read_npy(path);
-}
-
 void run(const CoarsenArgs& args) {
   require(args.method == "nope" || args.method == "nope-star", "--method",
           "must be nope or nope-star; got " + args.method);
   require(args.key_precision == "numpy1" || args.key_precision == "numpy2", "--key-precision",
           "must be numpy1 or numpy2");
-  const io::NpyArray x = load(args.graph_dir + "/features.npy", "features.npy");
-  io::NpyArray e = load(args.graph_dir + "/edge_index.npy", "edge_index.npy");
-  require(x.shape.size() == 2, "features.npy", "expected shape (N, D)");
-  require(e.shape.size() == 2 && e.shape[0] == 2, "edge_index.npy", "expected shape (2, E)");
-  const auto xs = x.as<float>("features.npy");
-  const auto es = e.as<std::int64_t>("edge_index.npy");
+  io::GraphDir input = io::read_graph_dir(args.graph_dir);
+  require(input.features.has_value(), "GRAPH_DIR",
+          input.missing("features.npy") +
+              "; NOPE merges nodes by their features (N, D): save them as features.npy "
+              "(float32; float64 and integers are converted), or np.ones((N, 1), np.float32) to "
+              "coarsen by the edges alone");
+  note_conversions(input.converted, args.json);
 
   const auto start = std::chrono::steady_clock::now();
-  const auto graph = graph::from_edge_index({es.data(), 2, e.shape[1]},
-                                            {xs.data(), x.shape[0], x.shape[1]}, args.threads);
+  const auto graph =
+      graph::from_edge_index(input.edge_index_view(), input.features_view(), args.threads);
   // The graph holds its own adjacency: the edge list is not read again.
-  std::vector<std::byte>().swap(e.bytes);
+  input.edge_index.reset();
   coarsen::NopeOptions o;
   o.variant = args.method == "nope" ? coarsen::Variant::Nope : coarsen::Variant::NopeStar;
   o.ratio = args.ratio;
@@ -95,6 +92,7 @@ void run(const CoarsenArgs& args) {
                 {"merges", tree.num_merges()},
                 {"self_loops_dropped", tree.self_loops_dropped},
                 {"duplicates_merged", tree.duplicates_merged},
+                {"converted", input.converted},
                 {"seconds", seconds},
                 {"peak_rss_mb", peak_rss_mb()}});
   } else {
@@ -114,7 +112,8 @@ void add_coarsen_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "coarsen",
       "Attributed-graph coarsening with NOPE or NOPE* (Bai, Lu et al., ICML 2026). GRAPH_DIR "
-      "holds features.npy (N, D) float32 and edge_index.npy (2, E) int64 (undirected; self-loops "
+      "holds features.npy (N, D) float32 and edge_index.npy (2, E) int64 (other integer and float "
+      "dtypes are converted; undirected; self-loops "
       "dropped, duplicates merged). OUT_DIR receives merges.npy (k, 3) [new, u, v], keys.npy, "
       "roots.npy, assignment.npy (N), sizes.npy, features.npy (K, D), edge_index.npy (2, E_c) "
       "and edge_weight.npy (E_c, number of original edges).");

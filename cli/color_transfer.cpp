@@ -10,7 +10,6 @@
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/io/image.hpp"
-#include "birkhoff/transport/plan.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
 #include "commands.hpp"
 #include "common.hpp"
@@ -113,23 +112,23 @@ void add_color_transfer_command(CLI::App& app) {
     }
     const auto x = to_points(src), y = to_points(dst);
     transport::OtProblem<float> problem;
-    problem.x = {x.data(), src.width * src.height, 3};
-    problem.y = {y.data(), dst.width * dst.height, 3};
     transport::SinkhornOptions o;
-    o.blur = args->blur;
     o.scaling = args->scaling;
     o.num_threads = args->threads;
     ProgressBar bar(args->quiet || args->json);
     o.progress = bar.callback();
-    transport::SinkhornResult<float> result;
+    transport::Solution<float> solution;
     try {
-      result = transport::sinkhorn(problem, o);
+      problem.geometry = transport::PointCloud<float>({x.data(), src.width * src.height, 3},
+                                                      {y.data(), dst.width * dst.height, 3});
+      problem.epsilon = args->blur * args->blur;
+      solution = transport::sinkhorn(problem, o);
     } catch (const InvalidInput& e) {
       rethrow_with_cli_names(
-          e, {{"blur", "--blur"}, {"scaling", "--scaling"}, {"num_threads", "--threads"}});
+          e, {{"epsilon", "--blur"}, {"scaling", "--scaling"}, {"num_threads", "--threads"}});
     }
-    const auto map =
-        transport::TransportPlan<float>(problem, result, args->threads).barycentric_map();
+    const auto& result = solution.report();
+    const auto map = solution.barycentric_map();
     io::RgbImage recoloured = src;
     for (std::size_t i = 0; i < map.size(); ++i)
       recoloured.pixels[i] =
@@ -137,14 +136,14 @@ void add_color_transfer_command(CLI::App& app) {
     io::write_png(args->output, side_by_side({&src, &dst, &recoloured}));
     const double seconds = seconds_since(start);
     if (!result.converged) warn_not_converged(result.marginal_error, o.marginal_tol);
-    const double n = static_cast<double>(problem.x.rows), m = static_cast<double>(problem.y.rows);
+    const double n = static_cast<double>(solution.n()), m = static_cast<double>(solution.m());
     const double dense_gb = n * m * 8 / 1e9;  // one float64 n x m matrix, as POT would hold
     if (args->json) {
       print_json({{"source", src_path},
                   {"target", dst_path},
                   {"output", args->output},
-                  {"n", problem.x.rows},
-                  {"m", problem.y.rows},
+                  {"n", solution.n()},
+                  {"m", solution.m()},
                   {"loss", result.loss},
                   {"transport_cost", result.transport_cost},
                   {"epsilon", result.epsilon},
@@ -159,10 +158,10 @@ void add_color_transfer_command(CLI::App& app) {
           "  loss %.6g  transport cost %.6g  epsilon %.3g  iterations %d  marginal error %.3g\n"
           "  %.2f s  peak RSS %.1f MB (a dense solver would hold a %.1f GB float64 cost matrix)\n"
           "  wrote %s\n",
-          src_path.c_str(), static_cast<long long>(problem.x.rows), dst_path.c_str(),
-          static_cast<long long>(problem.y.rows), result.loss, result.transport_cost,
-          result.epsilon, result.iterations, result.marginal_error, seconds, peak_rss_mb(),
-          dense_gb, args->output.c_str());
+          src_path.c_str(), static_cast<long long>(solution.n()), dst_path.c_str(),
+          static_cast<long long>(solution.m()), result.loss, result.transport_cost, result.epsilon,
+          result.iterations, result.marginal_error, seconds, peak_rss_mb(), dense_gb,
+          args->output.c_str());
     }
   });
 }

@@ -11,12 +11,22 @@
 
 namespace birkhoff::cli {
 
+namespace {
+// Rethrows a read error prefixed with `what` (unless it starts with it already), keeping its type.
+[[noreturn]] void rethrow_named(const InvalidInput& e, const std::string& what) {
+  std::string message = e.what();
+  if (message.rfind(what + ": ", 0) != 0) message = what + ": " + message;
+  if (dynamic_cast<const InvalidType*>(&e)) throw InvalidType(message);
+  throw InvalidInput(message);
+}
+}  // namespace
+
 Matrix load_matrix(const std::string& path, const std::string& what) {
   Matrix m;
   try {
     m.array = io::read_npy(path);
   } catch (const InvalidInput& e) {
-    throw InvalidInput(what + ": " + e.what());
+    rethrow_named(e, what);
   }
   if (m.array.dtype != io::DType::Float32 && m.array.dtype != io::DType::Float64)
     throw InvalidType(what + ": " + path + " holds " + io::dtype_name(m.array.dtype) +
@@ -31,27 +41,23 @@ Matrix load_matrix(const std::string& path, const std::string& what) {
 }
 
 template <class T>
-std::vector<T> load_vector(const std::string& path, const std::string& what) {
+std::vector<T> load_vector(const std::string& path, const std::string& what,
+                           std::map<std::string, std::string>& converted) {
   io::NpyArray a;
   try {
-    a = io::read_npy(path);
+    a = io::read_npy_as<T>(path, what);
   } catch (const InvalidInput& e) {
-    throw InvalidInput(what + ": " + e.what());
+    rethrow_named(e, what);
   }
   require(a.shape.size() == 1, what, path + " must hold a 1-D array");
-  std::vector<T> out;
-  if (a.dtype == io::DType::Float32) {
-    for (float v : a.as<float>(what)) out.push_back(static_cast<T>(v));
-  } else if (a.dtype == io::DType::Float64) {
-    for (double v : a.as<double>(what)) out.push_back(static_cast<T>(v));
-  } else {
-    throw InvalidType(what + ": " + path + " holds " + io::dtype_name(a.dtype) +
-                      "; expected float32 or float64");
-  }
-  return out;
+  if (a.converted_from) converted[what] = a.conversion();
+  const auto values = a.as<T>(what);
+  return {values.begin(), values.end()};
 }
-template std::vector<float> load_vector(const std::string&, const std::string&);
-template std::vector<double> load_vector(const std::string&, const std::string&);
+template std::vector<float> load_vector(const std::string&, const std::string&,
+                                        std::map<std::string, std::string>&);
+template std::vector<double> load_vector(const std::string&, const std::string&,
+                                         std::map<std::string, std::string>&);
 
 ProgressBar::ProgressBar(bool quiet)
     : quiet_(quiet || !isatty(STDERR_FILENO)),
@@ -112,6 +118,12 @@ void check_writable(const std::string& path, const std::string& option) {
   require(f != nullptr, option, "cannot write " + path);
   std::fclose(f);
   if (!existed) std::filesystem::remove(path, ec);
+}
+
+void note_conversions(const std::map<std::string, std::string>& converted, bool silent) {
+  if (silent) return;
+  for (const auto& [name, conversion] : converted)
+    std::fprintf(stderr, "birkhoff: note: converted %s %s\n", name.c_str(), conversion.c_str());
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {

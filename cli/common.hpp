@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -22,9 +23,11 @@ struct Matrix {
 
 /// Loads an (n, d) float32/float64 .npy file; throws InvalidInput/InvalidType naming `what`.
 Matrix load_matrix(const std::string& path, const std::string& what);
-/// Loads an (n,) float .npy vector of weights converted to T; throws naming `what`.
+/// Loads an (n,) .npy vector of weights converted to T (from float32, float64 or an integer
+/// dtype; recorded in `converted[what]`); throws naming `what`.
 template <class T>
-std::vector<T> load_vector(const std::string& path, const std::string& what);
+std::vector<T> load_vector(const std::string& path, const std::string& what,
+                           std::map<std::string, std::string>& converted);
 
 /// A progress bar on stderr: silent for the first second, then redrawn at most 10 times a
 /// second; disabled by `quiet` or when stderr is not a terminal and `force` is unset.
@@ -50,6 +53,10 @@ class ProgressBar {
 
 /// Fails early, naming `option`, when `path` cannot be created or written.
 void check_writable(const std::string& path, const std::string& option);
+
+/// Prints "birkhoff: note: converted NAME FROM->TO" on stderr for each conversion made on
+/// reading, unless `silent` (--json reports them in its "converted" object).
+void note_conversions(const std::map<std::string, std::string>& converted, bool silent);
 
 /// Seconds since `start`.
 double seconds_since(std::chrono::steady_clock::time_point start);

@@ -6,8 +6,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <string>
 
 #include "birkhoff/core/error.hpp"
+#include "birkhoff/version.hpp"
 #include "commands.hpp"
 
 // OpenBLAS's own query; null when the BLAS linked in is not OpenBLAS.
@@ -41,7 +43,7 @@ int main(int argc, char** argv) {
   restart_with_openblas_kernels(argv);
   CLI::App app{"birkhoff: optimal transport, graph coarsening and graph alignment at scale"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "birkhoff 0.1.0");
+  app.set_version_flag("--version", std::string("birkhoff ") + birkhoff::kVersion);
   birkhoff::cli::add_transport_command(app);
   birkhoff::cli::add_color_transfer_command(app);
   birkhoff::cli::add_coarsen_command(app);

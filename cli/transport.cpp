@@ -1,12 +1,13 @@
 // `birkhoff transport SOURCE TARGET`: entropic OT between two .npy point clouds.
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/io/npy.hpp"
-#include "birkhoff/transport/plan.hpp"
+#include "birkhoff/io/npz.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
 #include "commands.hpp"
 #include "common.hpp"
@@ -24,23 +25,25 @@ struct TransportArgs {
 };
 
 template <class T>
-void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym) {
+void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym,
+         std::map<std::string, std::string> converted) {
   const auto start = std::chrono::steady_clock::now();
   require(args.schedule == "symmetric" || args.schedule == "alternating", "--schedule",
           "must be symmetric or alternating");
   std::vector<T> a, b;
-  if (!args.weights_a.empty()) a = load_vector<T>(args.weights_a, "--weights-a");
-  if (!args.weights_b.empty()) b = load_vector<T>(args.weights_b, "--weights-b");
+  if (!args.weights_a.empty()) a = load_vector<T>(args.weights_a, "--weights-a", converted);
+  if (!args.weights_b.empty()) b = load_vector<T>(args.weights_b, "--weights-b", converted);
+  note_conversions(converted, args.json);
   transport::OtProblem<T> problem;
-  problem.x = {xm.array.template as<T>("SOURCE").data(), xm.rows, xm.cols};
-  problem.y = {ym.array.template as<T>("TARGET").data(), ym.rows, ym.cols};
+  problem.geometry = transport::PointCloud<T>(
+      {xm.array.template as<T>("SOURCE").data(), xm.rows, xm.cols},
+      {ym.array.template as<T>("TARGET").data(), ym.rows, ym.cols},
+      args.half_cost ? transport::Cost::HalfSqEuclidean : transport::Cost::SqEuclidean);
   problem.a = a;
   problem.b = b;
-  problem.cost = args.half_cost ? transport::Cost::HalfSqEuclidean : transport::Cost::SqEuclidean;
-  problem.reach_a = args.reach;
-  problem.reach_b = args.reach;
+  problem.epsilon = args.blur * args.blur;
+  problem.marginals = transport::marginals_from_reach(args.reach, args.reach);
   transport::SinkhornOptions o;
-  o.blur = args.blur;
   o.scaling = args.scaling;
   o.diameter = args.diameter;
   o.iterations = args.iterations;
@@ -53,36 +56,36 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym) {
   ProgressBar bar(args.quiet || args.json);
   o.progress = bar.callback();
 
-  transport::DivergenceResult<T> div;
+  std::optional<transport::DivergenceSolution<T>> div;
+  transport::Solution<T> sol;
   if (args.debias) {
     div = transport::sinkhorn_divergence(problem, o);
+    sol = div->xy();
   } else {
-    div.xy = transport::sinkhorn(problem, o);
-    div.loss = div.xy.loss;
+    sol = transport::sinkhorn(problem, o);
   }
-  const auto& r = div.xy;
+  const double loss = div ? div->loss() : sol.loss();
+  const auto& r = sol.report();
   if (!args.output.empty()) {
     io::NpzWriter npz(args.output);
     const std::vector<std::int64_t> sn = {xm.rows}, sm = {ym.rows}, snd = {xm.rows, xm.cols},
                                     smd = {ym.rows, ym.cols};
-    npz.add("f", std::span<const std::int64_t>(sn), r.f.data());
-    npz.add("g", std::span<const std::int64_t>(sm), r.g.data());
+    npz.add_view("f", std::span<const std::int64_t>(sn), sol.f().data());
+    npz.add_view("g", std::span<const std::int64_t>(sm), sol.g().data());
     if (args.map) {
-      const auto map = transport::TransportPlan<T>(problem, r, args.threads).barycentric_map();
-      npz.add("barycentric_map", std::span<const std::int64_t>(snd), map.data());
+      npz.add("barycentric_map", std::span<const std::int64_t>(snd), sol.barycentric_map());
     }
     if (args.gradient) {
-      const auto grad = args.debias ? transport::gradients(problem, div, args.threads)
-                                    : transport::gradients(problem, r, args.threads);
-      npz.add("grad_x", std::span<const std::int64_t>(snd), grad.x.data());
-      npz.add("grad_y", std::span<const std::int64_t>(smd), grad.y.data());
+      auto grad = div ? div->gradients() : sol.gradients();
+      npz.add("grad_x", std::span<const std::int64_t>(snd), std::move(grad.x));
+      npz.add("grad_y", std::span<const std::int64_t>(smd), std::move(grad.y));
     }
     npz.close();
   }
   const double seconds = seconds_since(start);
   if (!r.converged) warn_not_converged(r.marginal_error, o.marginal_tol);
   if (args.json) {
-    print_json({{"loss", div.loss},
+    print_json({{"loss", loss},
                 {"transport_cost", r.transport_cost},
                 {"epsilon", r.epsilon},
                 {"iterations", r.iterations},
@@ -93,13 +96,14 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym) {
                 {"m", ym.rows},
                 {"d", xm.cols},
                 {"dtype", xm.is_double() ? "float64" : "float32"},
+                {"converted", converted},
                 {"seconds", seconds},
                 {"peak_rss_mb", peak_rss_mb()}});
   } else {
     std::printf(
         "%s %.9g  transport cost %.9g  epsilon %.3g  iterations %d  marginal error %.3g  %.3f s  "
         "peak RSS %.1f MB\n",
-        args.debias ? "divergence" : "loss", div.loss, r.transport_cost, r.epsilon, r.iterations,
+        args.debias ? "divergence" : "loss", loss, r.transport_cost, r.epsilon, r.iterations,
         r.marginal_error, seconds, peak_rss_mb());
   }
 }
@@ -149,23 +153,28 @@ void add_transport_command(CLI::App& app) {
     require(args->output.empty() ? !(args->map || args->gradient) : true,
             args->map ? "--map" : "--gradient", "needs --output FILE.npz");
     if (!args->output.empty()) check_writable(args->output, "--output");
-    const Matrix x = load_matrix(args->source, "SOURCE");
-    const Matrix y = load_matrix(args->target, "TARGET");
-    if (x.array.dtype != y.array.dtype)
-      throw InvalidType("TARGET: dtype " + std::string(io::dtype_name(y.array.dtype)) +
-                        " differs from SOURCE's " + io::dtype_name(x.array.dtype));
+    Matrix x = load_matrix(args->source, "SOURCE");
+    Matrix y = load_matrix(args->target, "TARGET");
+    // Points of two dtypes are solved in float64, the float32 ones converted once.
+    std::map<std::string, std::string> converted;
+    for (auto [m, what] : {std::pair{&x, "SOURCE"}, std::pair{&y, "TARGET"}}) {
+      if (x.array.dtype != y.array.dtype && !m->is_double()) {
+        m->array.convert(io::DType::Float64, what);
+        converted[what] = m->array.conversion();
+      }
+    }
     try {
       if (x.is_double()) {
-        run<double>(*args, x, y);
+        run<double>(*args, x, y, converted);
       } else {
-        run<float>(*args, x, y);
+        run<float>(*args, x, y, converted);
       }
     } catch (const InvalidInput& e) {
       rethrow_with_cli_names(e, {{"x", "SOURCE"},
                                  {"y", "TARGET"},
                                  {"a", "--weights-a"},
                                  {"b", "--weights-b"},
-                                 {"blur", "--blur"},
+                                 {"epsilon", "--blur"},
                                  {"scaling", "--scaling"},
                                  {"reach_a", "--reach"},
                                  {"reach_b", "--reach"},

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs everything birkhoff needs on Debian 12 (apt packages, Python build tools) and then
-# the package itself (`pip install .`), which also puts the `birkhoff` command on PATH.
+# Installs everything birkhoff needs on Debian 12 (apt packages, Python build tools, and the
+# checkers CI runs: clang-format, ruff) and then the package itself (`pip install .`), which also
+# puts the `birkhoff` command on PATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,10 +9,12 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
-  libhwy-dev libcli11-dev libfmt-dev nlohmann-json3-dev libspng-dev zlib1g-dev
+  libhwy-dev libcli11-dev libfmt-dev nlohmann-json3-dev libspng-dev libzip-dev
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   libopenblas-dev   # BLAS GEMMs of the QPAlign solver
   python3-skimage   # ships the sample photos of the colour-transfer demo
+  clang-format      # the format check of .ci/run (.clang-format)
+  clang libclang-rt-14-dev libomp-14-dev  # libFuzzer targets of tests/fuzz (tests/fuzz/run.sh)
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -24,6 +27,8 @@ fi
 
 PYTHON=${PYTHON:-python3}
 export PIP_BREAK_SYSTEM_PACKAGES=1 PIP_DISABLE_PIP_VERSION_CHECK=1
-$PYTHON -m pip install -q "scikit-build-core>=0.8" "nanobind>=2.0" ninja numpy scipy pot pytest hypothesis
+$PYTHON -m pip install -q "scikit-build-core>=0.8" "nanobind>=2.0" ninja numpy scipy pot pytest hypothesis \
+  "ruff>=0.17,<0.18" \
+  torch geomloss  # ruff: a minor release may change its formatting; torch: birkhoff.torch
 $PYTHON -m pip install -q --no-build-isolation .
 command -v birkhoff >/dev/null || echo "setup: note: add $($PYTHON -c 'import sysconfig; print(sysconfig.get_path("scripts"))') to PATH for the birkhoff command"

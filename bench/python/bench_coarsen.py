@@ -34,8 +34,14 @@ SHARED = ROOT.parent / "shared" / "data"
 ARXIV_NODES, ARXIV_EDGES = 169_343, 1_166_243  # ogbn-arxiv's size (OGB)
 
 
-def generate(n: int, d: int = 128, avg_degree: int = 10, classes: int = 10, seed: int = 0,
-             edges: int | None = None):
+def generate(
+    n: int,
+    d: int = 128,
+    avg_degree: int = 10,
+    classes: int = 10,
+    seed: int = 0,
+    edges: int | None = None,
+):
     """x (n, d) float32 and edge_index (2, E) int64 with E = edges or n * avg_degree // 2 drawn
     pairs (a few self-loops and repeats among them, dropped by coarsen)."""
     rng = np.random.default_rng(seed)
@@ -112,9 +118,8 @@ def real_data() -> list[dict]:
         x = np.load(SHARED / name / "features.npy")
         e = np.load(SHARED / name / "edge_index.npy")
         method = "nope" if run["variant"] == "nope" else "nope_star"
-        best = min(
-            _timed(lambda: birkhoff.coarsen(x, e, run["merge_ratio"], method)) for _ in range(3)
-        )
+        args = (x, e, run["merge_ratio"], method)
+        best = min(_timed(birkhoff.coarsen, *args) for _ in range(3))
         rows.append(
             {
                 "dataset": name,
@@ -128,13 +133,13 @@ def real_data() -> list[dict]:
     return rows
 
 
-def _timed(fn) -> float:
+def _timed(fn, *args) -> float:
     import warnings
 
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fn()
+        fn(*args)
     return time.perf_counter() - t
 
 
@@ -143,20 +148,29 @@ def main() -> None:
     p.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     p.add_argument("--ratios", type=float, nargs="+", default=[0.5, 0.01])
     p.add_argument("--methods", nargs="+", default=["nope_star", "nope"])
-    p.add_argument("--arxiv", action="store_true",
-                   help=f"also a graph of ogbn-arxiv's size ({ARXIV_NODES} nodes, "
-                   f"{ARXIV_EDGES} edges, D = 128); the paper reports 304 s and 1.7 GB at r = 0.01")
+    p.add_argument(
+        "--arxiv",
+        action="store_true",
+        help=f"also a graph of ogbn-arxiv's size ({ARXIV_NODES} nodes, "
+        f"{ARXIV_EDGES} edges, D = 128); the paper reports 304 s and 1.7 GB at r = 0.01",
+    )
     p.add_argument("--no-real", action="store_true", help="skip Cora and CiteSeer")
-    p.add_argument("--repeat", type=int, default=1,
-                   help="fresh processes per configuration; the fastest is reported (and the "
-                   "largest peak RSS), which damps the noise of a shared machine")
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="fresh processes per configuration; the fastest is reported (and the "
+        "largest peak RSS), which damps the noise of a shared machine",
+    )
     p.add_argument("--one", nargs=3, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.one:
         print(json.dumps(one(args.one[0], args.one[1], float(args.one[2]))))
         return
-    print("| N | E | method | ratio | seconds | peak RSS MB | interpreter MB | input MB "
-          "| (peak - interpreter) / input | K | coarse edges |")
+    print(
+        "| N | E | method | ratio | seconds | peak RSS MB | interpreter MB | input MB "
+        "| (peak - interpreter) / input | K | coarse edges |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     seconds: dict[tuple, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -168,7 +182,9 @@ def main() -> None:
                     for _ in range(max(args.repeat, 1)):
                         out = subprocess.run(
                             [sys.executable, __file__, "--one", str(path), method, str(ratio)],
-                            capture_output=True, text=True, check=True,
+                            capture_output=True,
+                            text=True,
+                            check=True,
                         )
                         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
                     r = min(runs, key=lambda run: run["seconds"])
@@ -185,13 +201,18 @@ def main() -> None:
             shutil.rmtree(path)
     sizes = sorted(args.sizes)
     if len(sizes) > 1:
-        print("\n| method | ratio | " + " | ".join(
-            f"time {a} -> {b}" for a, b in zip(sizes, sizes[1:])) + " |")
+        print(
+            "\n| method | ratio | "
+            + " | ".join(f"time {a} -> {b}" for a, b in zip(sizes, sizes[1:]))
+            + " |"
+        )
         print("| --- | --- | " + " | ".join("---" for _ in sizes[1:]) + " |")
         for method in args.methods:
             for ratio in args.ratios:
-                growth = [seconds[(b, method, ratio)] / seconds[(a, method, ratio)]
-                          for a, b in zip(sizes, sizes[1:])]
+                growth = [
+                    seconds[(b, method, ratio)] / seconds[(a, method, ratio)]
+                    for a, b in zip(sizes, sizes[1:])
+                ]
                 print(f"| {method} | {ratio} | " + " | ".join(f"{g:.1f}x" for g in growth) + " |")
     if SHARED.is_dir() and not args.no_real:
         print("\n| dataset | method | ratio | seconds | reference s (min of 4) | speed-up |")

@@ -52,8 +52,9 @@ def child(method, n, d, iters):
         import birkhoff
 
         t0 = time.perf_counter()
-        r = birkhoff.sinkhorn(x, y, a, b, blur=EPS**0.5, iterations=iters, update="alternating",
-                              warn=False)
+        r = birkhoff.sinkhorn(
+            x, y, a, b, blur=EPS**0.5, iterations=iters, update="alternating", warn=False
+        )
         seconds = time.perf_counter() - t0
         # Alternating: `iters` iterations, then two passes for the plan's statistics.
         per_iter = seconds / (iters + 1)
@@ -63,8 +64,9 @@ def child(method, n, d, iters):
 
         t0 = time.perf_counter()
         M = ot.dist(x, y)
-        P, log = ot.sinkhorn(a, b, M, EPS, method="sinkhorn_log", numItermax=iters,
-                             stopThr=0.0, log=True, warn=False)
+        P, log = ot.sinkhorn(
+            a, b, M, EPS, method="sinkhorn_log", numItermax=iters, stopThr=0.0, log=True, warn=False
+        )
         seconds = time.perf_counter() - t0
         per_iter = seconds / iters
         f = EPS * (log["log_u"] - np.log(a))
@@ -83,17 +85,38 @@ def child(method, n, d, iters):
         # GeomLoss's own loop at a fixed epsilon (as FlashSinkhorn's bench_forward.py does),
         # full squared distance, no extrapolation: `iters` symmetric sweeps + the initial one.
         C_xy, C_yx = squared_distances(xt, yt), squared_distances(yt, xt)
-        _, _, g_ab, f_ba = sinkhorn_loop(softmin_tensorized, log_weights(at), log_weights(bt),
-                                         None, None, C_xy, C_yx, [EPS] * iters, None,
-                                         debias=False, last_extrapolation=False)
+        _, _, g_ab, f_ba = sinkhorn_loop(
+            softmin_tensorized,
+            log_weights(at),
+            log_weights(bt),
+            None,
+            None,
+            C_xy,
+            C_yx,
+            [EPS] * iters,
+            None,
+            debias=False,
+            last_extrapolation=False,
+        )
         value = float((at * f_ba).sum() + (bt * g_ab).sum())
         seconds = time.perf_counter() - t0
         per_iter = seconds / (iters + 1)
     else:
         raise SystemExit(f"unknown method {method}")
-    print(json.dumps({"method": method, "n": n, "d": d, "seconds": seconds,
-                      "per_iter": per_iter, "peak_rss_mb": rss_mb() - base,
-                      "total_rss_mb": rss_mb(), "value": value}))
+    print(
+        json.dumps(
+            {
+                "method": method,
+                "n": n,
+                "d": d,
+                "seconds": seconds,
+                "per_iter": per_iter,
+                "peak_rss_mb": rss_mb() - base,
+                "total_rss_mb": rss_mb(),
+                "value": value,
+            }
+        )
+    )
 
 
 def measure(method, n, d, iters, timeout):
@@ -120,7 +143,9 @@ def side_by_side(sizes, dims, iters, timeout):
     if available("geomloss") and available("torch"):
         methods.append("geomloss-tensorized")
     print(f"\n## Fixed epsilon = {EPS}, {iters} iterations, n = m, random weights\n")
-    print("| n | d | method | ms / iteration | peak RSS MB | ratio to birkhoff-f32 (time) | value |")
+    print(
+        "| n | d | method | ms / iteration | peak RSS MB | ratio to birkhoff-f32 (time) | value |"
+    )
     print("|---|---|---|---|---|---|---|")
     rows = []
     for n in sizes:
@@ -134,8 +159,11 @@ def side_by_side(sizes, dims, iters, timeout):
                 if method == "birkhoff-f32":
                     ref = r["per_iter"]
                 ratio = f"{r['per_iter'] / ref:.1f}x" if ref else "—"
-                print(f"| {n} | {d} | {method} | {1e3 * r['per_iter']:.2f} | "
-                      f"{r['peak_rss_mb']:.1f} | {ratio} | {r['value']:.6g} |", flush=True)
+                print(
+                    f"| {n} | {d} | {method} | {1e3 * r['per_iter']:.2f} | "
+                    f"{r['peak_rss_mb']:.1f} | {ratio} | {r['value']:.6g} |",
+                    flush=True,
+                )
                 rows.append(r)
     return rows
 
@@ -149,18 +177,26 @@ def memory_scaling(sizes, timeout):
         if "error" in r:
             print(f"| {n} | {r['error']} | | |")
         else:
-            print(f"| {n} | {r['seconds']:.1f} | {r['peak_rss_mb']:.0f} | {r['total_rss_mb']:.0f} |",
-                  flush=True)
+            print(
+                f"| {n} | {r['seconds']:.1f} | {r['peak_rss_mb']:.0f} | {r['total_rss_mb']:.0f} |",
+                flush=True,
+            )
 
 
 def kernel_efficiency(binary):
     if not binary or not os.path.exists(binary):
         print("\n(kernel efficiency: build bench_kernels with the release-tests preset)")
         return
-    p = subprocess.run([binary, "--benchmark_format=json", "--benchmark_min_time=0.5"],
-                       capture_output=True, text=True, check=True)
+    p = subprocess.run(
+        [binary, "--benchmark_format=json", "--benchmark_min_time=0.5"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     runs = json.loads(p.stdout)["benchmarks"]
-    peak = {r["name"].split("/")[1]: r["GFLOP/s"] for r in runs if r["name"].startswith("BM_FmaPeak")}
+    peak = {
+        r["name"].split("/")[1]: r["GFLOP/s"] for r in runs if r["name"].startswith("BM_FmaPeak")
+    }
     print("\n## Fused LSE kernel vs FP32 FMA peak (measured in the same run)\n")
     print("| n = m | d | threads | kernel GFLOP/s | Gexp/s | FMA peak GFLOP/s | efficiency |")
     print("|---|---|---|---|---|---|---|")
@@ -169,8 +205,10 @@ def kernel_efficiency(binary):
             continue
         _, n, d, t = r["name"].split("/")[:4]
         eff = r["GFLOP/s"] / peak[t]
-        print(f"| {n} | {d} | {t} | {r['GFLOP/s']:.1f} | {r['Gexp/s']:.2f} | {peak[t]:.1f} | "
-              f"{100 * eff:.0f} % |")
+        print(
+            f"| {n} | {d} | {t} | {r['GFLOP/s']:.1f} | {r['Gexp/s']:.2f} | {peak[t]:.1f} | "
+            f"{100 * eff:.0f} % |"
+        )
 
 
 def main():

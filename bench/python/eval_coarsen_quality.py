@@ -58,9 +58,7 @@ def prepare(x: np.ndarray) -> np.ndarray:
 
 def propagation(edge_index: np.ndarray, k: int) -> sp.csr_matrix:
     """S = D^-1/2 (A + I) D^-1/2 as a (k, k) float64 CSR matrix; edge_index (2, E) both ways."""
-    a = sp.csr_matrix(
-        (np.ones(edge_index.shape[1]), (edge_index[0], edge_index[1])), shape=(k, k)
-    )
+    a = sp.csr_matrix((np.ones(edge_index.shape[1]), (edge_index[0], edge_index[1])), shape=(k, k))
     a = ((a + a.T) > 0).astype(np.float64) + sp.identity(k, format="csr")
     inv_sqrt = 1.0 / np.sqrt(np.asarray(a.sum(axis=1)).ravel())
     d = sp.diags(inv_sqrt)
@@ -75,8 +73,13 @@ def dirichlet_energy(x: np.ndarray, edge_index: np.ndarray) -> float:
     return float(np.einsum("ij,ij->", diff, diff))
 
 
-def node_representation(x: np.ndarray, assignment: np.ndarray, x_coarse: np.ndarray,
-                        coarse_edges: np.ndarray, hops: int = 2) -> np.ndarray:
+def node_representation(
+    x: np.ndarray,
+    assignment: np.ndarray,
+    x_coarse: np.ndarray,
+    coarse_edges: np.ndarray,
+    hops: int = 2,
+) -> np.ndarray:
     """[Z_c[assignment[i]], x_i] per original node i: (N, 2D) float64."""
     s = propagation(coarse_edges, x_coarse.shape[0])
     z = x_coarse.astype(np.float64)
@@ -108,10 +111,12 @@ def fit_logistic(f: np.ndarray, y: np.ndarray, classes: int, penalty: float) -> 
         grad[:-1] += penalty * b[:-1]
         return -np.sum(onehot * logp) / n + 0.5 * penalty * np.sum(b[:-1] ** 2), grad.ravel()
 
-    res = scipy.optimize.minimize(loss, np.zeros((rank + 1) * classes), jac=True,
-                                  method="L-BFGS-B", options={"maxiter": 1000})
+    res = scipy.optimize.minimize(
+        loss, np.zeros((rank + 1) * classes), jac=True, method="L-BFGS-B", options={"maxiter": 1000}
+    )
     b = res.x.reshape(rank + 1, classes)
     return np.vstack([vt[:rank].T @ b[:-1], b[-1:]])
+
 
 def predict(f: np.ndarray, w: np.ndarray) -> np.ndarray:
     return np.argmax(f @ w[:-1] + w[-1], axis=1)
@@ -171,12 +176,35 @@ def rows_for(name: str, ratios: list[float]) -> list[dict]:
     both = np.hstack([undirected, undirected[::-1]])
     rows = []
     acc, f1, pen = evaluate(x.astype(np.float64), data)
-    rows.append({"dataset": name, "method": "features only", "ratio": "-", "K": n, "Ec": "-",
-                 "acc": acc, "f1": f1, "penalty": pen, "energy": "-", "seconds": "-"})
+    rows.append(
+        {
+            "dataset": name,
+            "method": "features only",
+            "ratio": "-",
+            "K": n,
+            "Ec": "-",
+            "acc": acc,
+            "f1": f1,
+            "penalty": pen,
+            "energy": "-",
+            "seconds": "-",
+        }
+    )
     acc, f1, pen = evaluate(node_representation(x, np.arange(n), x, both), data)
-    rows.append({"dataset": name, "method": "No-Comp", "ratio": 1.0, "K": n,
-                 "Ec": undirected.shape[1], "acc": acc, "f1": f1, "penalty": pen,
-                 "energy": dirichlet_energy(x, both), "seconds": "-"})
+    rows.append(
+        {
+            "dataset": name,
+            "method": "No-Comp",
+            "ratio": 1.0,
+            "K": n,
+            "Ec": undirected.shape[1],
+            "acc": acc,
+            "f1": f1,
+            "penalty": pen,
+            "energy": dirichlet_energy(x, both),
+            "seconds": "-",
+        }
+    )
     for method in ("nope", "nope_star"):
         t = time.perf_counter()
         with warnings.catch_warnings():
@@ -189,12 +217,20 @@ def rows_for(name: str, ratios: list[float]) -> list[dict]:
                 c = run if ratio == min(ratios) else run.cut(ratio)
             f = node_representation(x, c.assignment, c.x, c.edge_index)
             acc, f1, pen = evaluate(f, data)
-            rows.append({
-                "dataset": name, "method": "NOPE" if method == "nope" else "NOPE*",
-                "ratio": ratio, "K": c.num_super_nodes, "Ec": c.edge_index.shape[1] // 2,
-                "acc": acc, "f1": f1, "penalty": pen,
-                "energy": dirichlet_energy(c.x, c.edge_index), "seconds": seconds,
-            })
+            rows.append(
+                {
+                    "dataset": name,
+                    "method": "NOPE" if method == "nope" else "NOPE*",
+                    "ratio": ratio,
+                    "K": c.num_super_nodes,
+                    "Ec": c.edge_index.shape[1] // 2,
+                    "acc": acc,
+                    "f1": f1,
+                    "penalty": pen,
+                    "energy": dirichlet_energy(c.x, c.edge_index),
+                    "seconds": seconds,
+                }
+            )
     return rows
 
 
@@ -212,8 +248,10 @@ def main() -> None:
     if not SHARED.is_dir():
         raise SystemExit(f"needs the shared data folder {SHARED}")
     keys = ["dataset", "method", "ratio", "K", "Ec", "acc", "f1", "energy", "penalty", "seconds"]
-    print("| dataset | method | ratio kept | super-nodes | coarse edges | test acc | test F1-w | "
-          "Dirichlet energy | scaling, L2 penalty | coarsen s (one run) |")
+    print(
+        "| dataset | method | ratio kept | super-nodes | coarse edges | test acc | test F1-w | "
+        "Dirichlet energy | scaling, L2 penalty | coarsen s (one run) |"
+    )
     print("| --- " * len(keys) + "|")
     for name in args.datasets:
         for r in rows_for(name, args.ratios):

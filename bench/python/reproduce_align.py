@@ -54,25 +54,46 @@ def phase(args):
                 seed = 2025 + 10007 * rep + 7919 * (a * k + b)
                 inst = datasets.correlated_wigner(args.n, args.d, rho, r, seed=seed)
                 t = time.perf_counter()
-                res = birkhoff.align(x1=inst.x1, x2=inst.x2, adjacency1=inst.a,
-                                     adjacency2=inst.b, truth=inst.truth, preset="gaussian",
-                                     num_threads=1)
+                res = birkhoff.align(
+                    x1=inst.x1,
+                    x2=inst.x2,
+                    adjacency1=inst.a,
+                    adjacency2=inst.b,
+                    truth=inst.truth,
+                    preset="gaussian",
+                    num_threads=1,
+                )
                 ov = res.metrics["overlap"]
                 overlap[a, b] += ov / args.repeats
                 exact[a, b] += res.metrics["exact"] / args.repeats
-                rows.append((rho, r, rep, ov, int(res.metrics["exact"]), res.iterations,
-                             time.perf_counter() - t))
-        emit(stage="phase", rho=rho, overlaps=[round(v, 3) for v in overlap[a]],
-             elapsed_s=round(time.perf_counter() - t0, 1))
+                rows.append(
+                    (
+                        rho,
+                        r,
+                        rep,
+                        ov,
+                        int(res.metrics["exact"]),
+                        res.iterations,
+                        time.perf_counter() - t,
+                    )
+                )
+        emit(
+            stage="phase",
+            rho=rho,
+            overlaps=[round(v, 3) for v in overlap[a]],
+            elapsed_s=round(time.perf_counter() - t0, 1),
+        )
     out = ROOT / "docs" / "figures"
     out.mkdir(parents=True, exist_ok=True)
     csv = out / "align_phase.csv"
     with open(csv, "w") as f:
         f.write("rho,r,rep,overlap,exact,iters,seconds,exact_margin,partial_margin\n")
         for rho, r, rep, ov, ex, it, s in rows:
-            f.write(f"{rho},{r},{rep},{ov:.4f},{ex},{it},{s:.4f},"
-                    f"{datasets.exact_margin(args.n, args.d, rho, r):.3f},"
-                    f"{datasets.partial_margin(args.n, args.d, rho, r):.3f}\n")
+            f.write(
+                f"{rho},{r},{rep},{ov:.4f},{ex},{it},{s:.4f},"
+                f"{datasets.exact_margin(args.n, args.d, rho, r):.3f},"
+                f"{datasets.partial_margin(args.n, args.d, rho, r):.3f}\n"
+            )
     try:
         import matplotlib
 
@@ -81,8 +102,9 @@ def phase(args):
     except ImportError:
         png = out / "align_phase.png"
         _heatmap_png(png, overlap, grid, args.n, args.d)
-        emit(stage="phase", note="matplotlib missing: plain heat-map PNG", png=str(png),
-             csv=str(csv))
+        emit(
+            stage="phase", note="matplotlib missing: plain heat-map PNG", png=str(png), csv=str(csv)
+        )
         return
     fig, ax = plt.subplots(figsize=(6.4, 5.2))
     im = ax.imshow(overlap.T, origin="lower", cmap="viridis", vmin=0, vmax=1, aspect="auto")
@@ -91,8 +113,10 @@ def phase(args):
     ax.set_xlabel("edge correlation rho")
     ax.set_ylabel("feature correlation r")
     fine = np.linspace(0, 0.999, 400)
-    for fn, style, label in [(datasets.exact_margin, "w-", "exact (conj. §3.2)"),
-                             (datasets.partial_margin, "w--", "almost exact (conj. §3.2)")]:
+    for fn, style, label in [
+        (datasets.exact_margin, "w-", "exact (conj. §3.2)"),
+        (datasets.partial_margin, "w--", "almost exact (conj. §3.2)"),
+    ]:
         xs, ys = [], []
         for rho in fine:
             rs = [r for r in fine if fn(args.n, args.d, rho, r) >= 0]
@@ -124,7 +148,7 @@ def _heatmap_png(path, overlap, grid, n, d, cell=24):
             lo = int(np.floor(t))
             hi = min(lo + 1, len(ramp) - 1)
             colour = ramp[lo] + (ramp[hi] - ramp[lo]) * (t - lo)
-            img[h - (b + 1) * cell:h - b * cell, a * cell:(a + 1) * cell] = colour
+            img[h - (b + 1) * cell : h - b * cell, a * cell : (a + 1) * cell] = colour
     for fn, colour in [(datasets.exact_margin, 255), (datasets.partial_margin, 160)]:
         for px in range(w):
             rho = np.interp(px / cell - 0.5, range(k), grid)
@@ -135,7 +159,7 @@ def _heatmap_png(path, overlap, grid, n, d, cell=24):
                 m = fn(n, d, rho, r)
                 r2 = np.interp((h - py - 1) / cell - 0.5, range(k), grid)
                 if m >= 0 > fn(n, d, rho, min(r2, 0.998)):
-                    img[max(py - 1, 0):py + 1, px] = colour
+                    img[max(py - 1, 0) : py + 1, px] = colour
     raw = b"".join(b"\x00" + img[y].tobytes() for y in range(h))
 
     def chunk(tag, data):
@@ -143,8 +167,12 @@ def _heatmap_png(path, overlap, grid, n, d, cell=24):
         return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
 
     with open(path, "wb") as f:
-        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
-                + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
+        f.write(
+            b"\x89PNG\r\n\x1a\n"
+            + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw, 9))
+            + chunk(b"IEND", b"")
+        )
 
 
 def douban(args):
@@ -154,27 +182,53 @@ def douban(args):
     d = datasets.douban(root, restricted=True)
     for seed in args.seeds:
         t = time.perf_counter()
-        res = birkhoff.align(d["edge_index1"], d["edge_index2"], d["x1"], d["x2"],
-                             truth=d["truth"], preset="douban", seed=seed,
-                             max_iter=args.iters)
+        res = birkhoff.align(
+            d["edge_index1"],
+            d["edge_index2"],
+            d["x1"],
+            d["x2"],
+            truth=d["truth"],
+            preset="douban",
+            seed=seed,
+            max_iter=args.iters,
+        )
         s = time.perf_counter() - t
-        emit(stage="douban_restricted", seed=seed, iterations=res.iterations, seconds=round(s, 1),
-             s_per_iter=round(s / max(res.iterations, 1), 4), peak_rss_mb=round(peak_rss_mb()),
-             **{k: round(v, 4) if isinstance(v, float) else v for k, v in res.metrics.items()})
+        emit(
+            stage="douban_restricted",
+            seed=seed,
+            iterations=res.iterations,
+            seconds=round(s, 1),
+            s_per_iter=round(s / max(res.iterations, 1), 4),
+            peak_rss_mb=round(peak_rss_mb()),
+            **{k: round(v, 4) if isinstance(v, float) else v for k, v in res.metrics.items()},
+        )
     if not args.full:
         return
     f = datasets.douban(root, restricted=False)
     for use_seeds in (False, True):
         t = time.perf_counter()
-        res = birkhoff.align(f["edge_index1"], f["edge_index2"], f["x1"], f["x2"],
-                             seeds=f["seeds"] if use_seeds else None, truth=f["truth"],
-                             num_nodes2=3906, preset="douban", seed=args.seeds[0],
-                             max_iter=args.iters)
+        res = birkhoff.align(
+            f["edge_index1"],
+            f["edge_index2"],
+            f["x1"],
+            f["x2"],
+            seeds=f["seeds"] if use_seeds else None,
+            truth=f["truth"],
+            num_nodes2=3906,
+            preset="douban",
+            seed=args.seeds[0],
+            max_iter=args.iters,
+        )
         s = time.perf_counter() - t
-        emit(stage="douban_full", seeds=223 if use_seeds else 0, iterations=res.iterations,
-             seconds=round(s, 1), s_per_iter=round(s / max(res.iterations, 1), 4),
-             peak_rss_mb=round(peak_rss_mb()),
-             **{k: round(v, 4) if isinstance(v, float) else v for k, v in res.metrics.items()})
+        emit(
+            stage="douban_full",
+            seeds=223 if use_seeds else 0,
+            iterations=res.iterations,
+            seconds=round(s, 1),
+            s_per_iter=round(s / max(res.iterations, 1), 4),
+            peak_rss_mb=round(peak_rss_mb()),
+            **{k: round(v, 4) if isinstance(v, float) else v for k, v in res.metrics.items()},
+        )
 
 
 def _baselines_on(name, a, b, x1, x2, truth, qp_kwargs):
@@ -189,21 +243,36 @@ def _baselines_on(name, a, b, x1, x2, truth, qp_kwargs):
     # QPAlign takes the graphs as edge lists when given (the sparse products), else dense.
     graphs = dict(adjacency1=a, adjacency2=b) if "edge_index1" not in qp_kwargs else {}
     res = birkhoff.align(x1=x1, x2=x2, **graphs, truth=truth, **qp_kwargs)
-    emit(stage="baseline", instance=name, method="birkhoff QPAlign", overlap=res.overlap,
-         seconds=round(time.perf_counter() - t, 2))
+    emit(
+        stage="baseline",
+        instance=name,
+        method="birkhoff QPAlign",
+        overlap=res.overlap,
+        seconds=round(time.perf_counter() - t, 2),
+    )
     t = time.perf_counter()
     # Features alone: the feature MLE (align.md §6.4).
     dist = ((x1.astype(np.float64)[:, None, :] - x2.astype(np.float64)[None]) ** 2).sum(-1)
     rows, cols = linear_sum_assignment(dist)
     perm = np.empty(n, dtype=np.int64)
     perm[rows] = cols
-    emit(stage="baseline", instance=name, method="Hungarian on features", overlap=score(perm),
-         seconds=round(time.perf_counter() - t, 2))
+    emit(
+        stage="baseline",
+        instance=name,
+        method="Hungarian on features",
+        overlap=score(perm),
+        seconds=round(time.perf_counter() - t, 2),
+    )
     t = time.perf_counter()
     # FAQ maximises trace(A P B^T P^T) over P with P B P^T ~ A, i.e. col_ind maps A -> B.
     qap = quadratic_assignment(a, b, method="faq", options=dict(maximize=True))
-    emit(stage="baseline", instance=name, method="scipy FAQ (edges)",
-         overlap=score(np.asarray(qap.col_ind)), seconds=round(time.perf_counter() - t, 2))
+    emit(
+        stage="baseline",
+        instance=name,
+        method="scipy FAQ (edges)",
+        overlap=score(np.asarray(qap.col_ind)),
+        seconds=round(time.perf_counter() - t, 2),
+    )
     try:
         import ot
     except ImportError:
@@ -211,19 +280,32 @@ def _baselines_on(name, a, b, x1, x2, truth, qp_kwargs):
         return
     t = time.perf_counter()
     p = np.full(n, 1.0 / n)
-    plan = ot.gromov.fused_gromov_wasserstein(dist / dist.max(), a, b, p, p,
-                                              loss_fun="square_loss", alpha=0.5)
+    plan = ot.gromov.fused_gromov_wasserstein(
+        dist / dist.max(), a, b, p, p, loss_fun="square_loss", alpha=0.5
+    )
     rows, cols = linear_sum_assignment(-plan)
     perm[rows] = cols
-    emit(stage="baseline", instance=name, method="POT fused GW (alpha 0.5)", overlap=score(perm),
-         seconds=round(time.perf_counter() - t, 2))
+    emit(
+        stage="baseline",
+        instance=name,
+        method="POT fused GW (alpha 0.5)",
+        overlap=score(perm),
+        seconds=round(time.perf_counter() - t, 2),
+    )
 
 
 def baselines(args):
     for rho, r in [(0.9, 0.9), (0.9, 0.3), (0.5, 0.5), (0.3, 0.8)]:
         inst = datasets.correlated_wigner(args.n, args.d, rho, r, seed=17)
-        _baselines_on(f"wigner n={args.n} d={args.d} rho={rho} r={r}", inst.a, inst.b, inst.x1,
-                      inst.x2, inst.truth, dict(preset="gaussian"))
+        _baselines_on(
+            f"wigner n={args.n} d={args.d} rho={rho} r={r}",
+            inst.a,
+            inst.b,
+            inst.x1,
+            inst.x2,
+            inst.truth,
+            dict(preset="gaussian"),
+        )
     root = SHARED / "douban"
     if root.is_dir() and args.douban:
         d = datasets.douban(root, restricted=True)
@@ -234,9 +316,20 @@ def baselines(args):
         b = np.zeros((n, n))
         b[d["edge_index2"][0], d["edge_index2"][1]] = 1
         b = np.maximum(b, b.T)
-        _baselines_on("douban restricted", a, b, d["x1"], d["x2"], d["truth"],
-                      dict(preset="douban", seed=123, edge_index1=d["edge_index1"],
-                           edge_index2=d["edge_index2"]))
+        _baselines_on(
+            "douban restricted",
+            a,
+            b,
+            d["x1"],
+            d["x2"],
+            d["truth"],
+            dict(
+                preset="douban",
+                seed=123,
+                edge_index1=d["edge_index1"],
+                edge_index2=d["edge_index2"],
+            ),
+        )
 
 
 def main():

@@ -8,7 +8,7 @@ from ._blas import name_openblas_kernels
 
 name_openblas_kernels()
 
-from . import datasets  # noqa: E402 (the native module loads OpenBLAS)
+from . import _birkhoff, datasets  # noqa: E402 (the native module loads OpenBLAS)
 from .align import Alignment, align  # noqa: E402
 from .align import score as align_score  # noqa: E402
 from .coarsen import Coarsening, coarsen  # noqa: E402
@@ -26,4 +26,15 @@ __all__ = [
     "sinkhorn",
     "sinkhorn_divergence",
 ]
-__version__ = "0.1.0"
+#: The version of the C++ core this package was built with (CMakeLists.txt's project()).
+__version__ = _birkhoff.__version__
+
+
+def __getattr__(name):
+    # birkhoff.torch is imported on first use only, so that `import birkhoff` works without
+    # PyTorch (and stays fast with it).
+    if name == "torch":
+        import importlib
+
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError(f"module 'birkhoff' has no attribute {name!r}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -48,8 +50,10 @@ def _as_array(obj, name: str) -> np.ndarray:
         try:
             return np.from_dlpack(obj)
         except (BufferError, RuntimeError, TypeError, ValueError) as e:
-            raise TypeError(f"{name}: this tensor cannot be shared with numpy without a copy "
-                            f"({e}); pass a CPU float32/float64 tensor") from None
+            raise TypeError(
+                f"{name}: this tensor cannot be shared with numpy without a copy "
+                f"({e}); pass a CPU float32/float64 tensor"
+            ) from None
     if isinstance(obj, (list, tuple)):
         return np.asarray(obj, dtype=np.float64)
     raise TypeError(f"{name}: expected a numpy array or a DLPack tensor, got {type(obj).__name__}")
@@ -71,6 +75,34 @@ def as_float(value, name: str, optional: bool = False):
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name}: expected a number, got {value!r}")
     return float(value)
+
+
+def as_length(value, name: str) -> float:
+    """A positive finite length whose square is a normal double (blur, reach, diameter)."""
+    v = as_float(value, name)
+    if not (np.isfinite(v) and v > 0):
+        raise ValueError(f"{name}: must be positive and finite, got {v}")
+    if not np.isfinite(v * v) or v * v < np.finfo(np.float64).tiny:
+        raise ValueError(
+            f"{name}: its square must be a normal double (between 1e-154 and 1e154), got {v}"
+        )
+    return v
+
+
+@contextlib.contextmanager
+def argument_names(names: dict):
+    """Renames the argument an error of the core names (``epsilon`` -> ``blur``).
+
+    The core's messages start with its argument name; a front end that exposes the value
+    under another name maps it here, so the user reads the name they typed.
+    """
+    try:
+        yield
+    except (TypeError, ValueError) as e:
+        head, sep, rest = str(e).partition(": ")
+        if sep and head in names:
+            raise type(e)(f"{names[head]}: {rest}") from None
+        raise
 
 
 def progress_callback(progress):

@@ -1,8 +1,8 @@
 """Attributed graph alignment with QPAlign.
 
-Source: D. Huang, C. Tian, P. Yang, "Attributed Network Alignment: Statistical Limits and
-Efficient Algorithm", ICML 2026 (arXiv 2604.04365), and the authors' code (FerdTian/QPAlign);
-see docs/align.md for what comes from where.
+Source: [huang2026qpalign] (D. Huang, C. Tian, P. Yang, "Attributed Network Alignment:
+Statistical Limits and Efficient Algorithm", ICML 2026, arXiv 2604.04365) and the authors' code
+(FerdTian/QPAlign); docs/align.md says what comes from where.
 
 Direction everywhere: node ``i`` of G1 is matched to node ``perm[i]`` of G2.
 """
@@ -19,14 +19,35 @@ from ._arrays import progress_callback
 
 __all__ = ["Alignment", "align", "score", "PRESETS"]
 
-#: The authors' hyper-parameters (their run scripts).
+#: The hyper-parameters of the authors' scripts, one set per experiment.
 PRESETS = {
-    "gaussian": dict(lambda_edge=0.1, lambda_feature=0.9, gamma=0.1, max_iter=400,
-                     sinkhorn_sweeps=80, step=1e-4, init="similarity"),
-    "douban": dict(lambda_edge=0.2, lambda_feature=0.8, gamma=0.0, max_iter=1000,
-                   sinkhorn_sweeps=200, step=5e-3, init="random"),
-    "acmdblp": dict(lambda_edge=0.4, lambda_feature=0.6, gamma=0.01, max_iter=1000,
-                    sinkhorn_sweeps=200, step=1e-5, init="random"),
+    "gaussian": dict(
+        lambda_edge=0.1,
+        lambda_feature=0.9,
+        gamma=0.1,
+        max_iter=400,
+        sinkhorn_sweeps=80,
+        step=1e-4,
+        init="similarity",
+    ),
+    "douban": dict(
+        lambda_edge=0.2,
+        lambda_feature=0.8,
+        gamma=0.0,
+        max_iter=1000,
+        sinkhorn_sweeps=200,
+        step=5e-3,
+        init="random",
+    ),
+    "acmdblp": dict(
+        lambda_edge=0.4,
+        lambda_feature=0.6,
+        gamma=0.01,
+        max_iter=1000,
+        sinkhorn_sweeps=200,
+        step=1e-5,
+        init="random",
+    ),
 }
 
 
@@ -163,26 +184,42 @@ def align(
     keep A^T and B^T in the gradient. Memory about 6 n^2 float64.
 
     Args:
-        edge_index1, edge_index2: (2, E) integer edge lists [source; target] (undirected unless
+        edge_index1: (2, E1) integer edge list of G1, [source; target] (undirected unless
             ``directed``: each edge may be listed once or in both orientations).
-        x1, x2: (n1, d), (n2, d) float32 node features, or None for both.
+        edge_index2: (2, E2) integer edge list of G2, same layout.
+        x1: (n1, d) float32 node features of G1, or None (then x2 is None too).
+        x2: (n2, d) float32 node features of G2, or None.
         seeds: (k, 2) integer known pairs [node of G1, node of G2], fixed during the run.
         truth: (t, 2) integer true pairs for the metrics; each node at most once per side
             (ValueError otherwise, as for seeds).
-        edge_weight1, edge_weight2: (E,) edge weights (default 1).
-        adjacency1, adjacency2: (n, n) dense adjacency instead of an edge list.
-        num_nodes1, num_nodes2: node counts (default: rows of x, else the largest id + 1).
+        edge_weight1: (E1,) edge weights of G1 (default 1).
+        edge_weight2: (E2,) edge weights of G2 (default 1).
+        adjacency1: (n1, n1) dense adjacency of G1 instead of an edge list.
+        adjacency2: (n2, n2) dense adjacency of G2 instead of an edge list.
+        num_nodes1: node count of G1 (default: rows of x1, else the largest id + 1).
+        num_nodes2: node count of G2 (default: rows of x2, else the largest id + 1).
         directed: read edges as directed u -> v.
         preset: "gaussian", "douban" or "acmdblp": the authors' settings (``PRESETS``). A
             preset only fills in the arguments of ``PRESETS[preset]`` that the caller left at
             None; an argument passed explicitly always wins (``preset="douban", max_iter=50``
             runs 50 iterations). Without a preset, None means the "gaussian" value.
-        lambda_edge, lambda_feature, gamma: objective weights (default None: from ``preset``,
-            else the authors' synthetic settings 0.1, 0.9, 0.1).
-        mle_weights: (rho, r) to use the MLE-consistent weights instead (our choice).
-        max_iter, sinkhorn_sweeps, step: iteration settings (default None: from ``preset``,
-            else 400, 80, 1e-4).
-        sinkhorn_tol, barzilai_borwein, tol: iteration settings (see docs/align.md).
+        lambda_edge: weight of the edge term (default None: from ``preset``, else 0.1, the
+            authors' synthetic setting).
+        lambda_feature: weight of the feature term (default None: from ``preset``, else 0.9).
+        gamma: weight of the concave term (default None: from ``preset``, else 0.1).
+        mle_weights: (rho, r) to use the MLE-consistent weights instead (our choice; see
+            docs/align.md).
+        max_iter: iteration cap of the projected gradient (default None: from ``preset``, else
+            400).
+        sinkhorn_sweeps: maximum balancing sweeps per projection (default None: from
+            ``preset``, else 80).
+        sinkhorn_tol: stop a balancing once every row and column sum is within this of 1 (0 =
+            always run ``sinkhorn_sweeps``, as the reference).
+        step: the first (and, without Barzilai-Borwein, every) step (default None: from
+            ``preset``, else 1e-4).
+        barzilai_borwein: Barzilai-Borwein long steps, clipped to [1e-5, 0.5].
+        tol: stop once the objective's relative change |f_t - f_{t-1}| / (1 + |f_{t-1}|) is
+            below this.
         sinkhorn_anderson: Anderson acceleration window of the balancing (0 = plain
             Sinkhorn-Knopp as the reference; same stopping rule, our addition).
         bb_negative_curvature: the Barzilai-Borwein step when <S, Y> < 0: "maximum" takes the
@@ -194,9 +231,10 @@ def align(
             a bad one, see docs/align.md).
         init: "similarity", "random" (uses ``seed``) or "barycenter" (default None: from
             ``preset``, else "similarity").
+        seed: random seed of ``init="random"``.
         top_k: candidates per node of G1 in ``topk``.
         return_soft: also return the (n1, n2) soft matrix.
-        num_threads: OpenMP threads (0 = all cores).
+        num_threads: OpenMP threads (0 = OpenMP's default: OMP_NUM_THREADS, else all cores).
         progress: None, True (a bar) or a callable(stage, done, total).
 
     Returns:
@@ -212,13 +250,27 @@ def align(
     if preset is not None and preset not in PRESETS:
         raise ValueError(f"preset: must be one of {sorted(PRESETS)}, got {preset!r}")
     defaults = PRESETS["gaussian" if preset is None else preset]
-    given = dict(lambda_edge=lambda_edge, lambda_feature=lambda_feature, gamma=gamma,
-                 max_iter=max_iter, sinkhorn_sweeps=sinkhorn_sweeps, step=step, init=init)
+    given = dict(
+        lambda_edge=lambda_edge,
+        lambda_feature=lambda_feature,
+        gamma=gamma,
+        max_iter=max_iter,
+        sinkhorn_sweeps=sinkhorn_sweeps,
+        step=step,
+        init=init,
+    )
     chosen = {k: defaults[k] if v is None else v for k, v in given.items()}
     lambda_edge, lambda_feature, gamma = (
-        chosen["lambda_edge"], chosen["lambda_feature"], chosen["gamma"])
+        chosen["lambda_edge"],
+        chosen["lambda_feature"],
+        chosen["gamma"],
+    )
     max_iter, sinkhorn_sweeps, step, init = (
-        chosen["max_iter"], chosen["sinkhorn_sweeps"], chosen["step"], chosen["init"])
+        chosen["max_iter"],
+        chosen["sinkhorn_sweeps"],
+        chosen["step"],
+        chosen["init"],
+    )
     e1 = _ids(edge_index1, "edge_index1", "(2, E)")
     e2 = _ids(edge_index2, "edge_index2", "(2, E)")
     f1, f2 = _features(x1, "x1"), _features(x2, "x2")
@@ -228,24 +280,61 @@ def align(
     n2 = _num_nodes(num_nodes2, f2, a2, e2, "2")
     rho, r = (-1.0, -1.0) if mle_weights is None else map(float, mle_weights)
     d = _birkhoff.align_qpalign(
-        n1, n2, e1, e2, w1, w2, a1, a2, f1, f2, bool(directed),
-        _ids(seeds, "seeds", "(k, 2)"), _ids(truth, "truth", "(t, 2)"),
-        float(lambda_edge), float(lambda_feature), float(gamma), rho, r, int(max_iter),
-        int(sinkhorn_sweeps), float(sinkhorn_tol), int(sinkhorn_anderson), float(step),
-        bool(barzilai_borwein), str(bb_negative_curvature), float(tol), int(patience), str(init), int(seed), int(top_k), bool(return_soft), int(num_threads),
+        n1,
+        n2,
+        e1,
+        e2,
+        w1,
+        w2,
+        a1,
+        a2,
+        f1,
+        f2,
+        bool(directed),
+        _ids(seeds, "seeds", "(k, 2)"),
+        _ids(truth, "truth", "(t, 2)"),
+        float(lambda_edge),
+        float(lambda_feature),
+        float(gamma),
+        rho,
+        r,
+        int(max_iter),
+        int(sinkhorn_sweeps),
+        float(sinkhorn_tol),
+        int(sinkhorn_anderson),
+        float(step),
+        bool(barzilai_borwein),
+        str(bb_negative_curvature),
+        float(tol),
+        int(patience),
+        str(init),
+        int(seed),
+        int(top_k),
+        bool(return_soft),
+        int(num_threads),
         progress_callback(progress),
     )
     result = Alignment(
-        perm=d["perm"], topk=d["topk"], topk_scores=d["topk_scores"],
-        soft=d["soft"] if return_soft else None, objective=d["objective"],
-        iterations=d["iterations"], converged=d["converged"], stable=d["stable"],
+        perm=d["perm"],
+        topk=d["topk"],
+        topk_scores=d["topk_scores"],
+        soft=d["soft"] if return_soft else None,
+        objective=d["objective"],
+        iterations=d["iterations"],
+        converged=d["converged"],
+        stable=d["stable"],
         nan_restarts=d["nan_restarts"],
-        lambda_edge=d["lambda_edge"], lambda_feature=d["lambda_feature"],
+        lambda_edge=d["lambda_edge"],
+        lambda_feature=d["lambda_feature"],
         metrics=d.get("metrics"),
     )
     if result.nan_restarts:
-        warnings.warn(f"qpalign: {result.nan_restarts} steps were retried with a halved step "
-                      "after a non-finite value", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"qpalign: {result.nan_restarts} steps were retried with a halved step "
+            "after a non-finite value",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return result
 
 
@@ -276,5 +365,6 @@ def score(perm, soft_or_topk, truth, seeds=None) -> dict:
         arr = np.ascontiguousarray(arr, dtype=np.int64)
     else:
         raise TypeError(f"soft_or_topk: dtype {arr.dtype} is neither float nor integer")
-    return _birkhoff.align_score(p, arr, _ids(truth, "truth", "(t, 2)"),
-                                 _ids(seeds, "seeds", "(k, 2)"))
+    return _birkhoff.align_score(
+        p, arr, _ids(truth, "truth", "(t, 2)"), _ids(seeds, "seeds", "(k, 2)")
+    )

@@ -1,8 +1,9 @@
 """Attributed-graph coarsening with NOPE and NOPE* (non-selfish greedy merging).
 
-Source: Bai, Lu et al., "Rethinking Efficient Graph Coarsening via a Non-Selfishness Principle",
-ICML 2026 (arXiv 2605.13021), and the authors' code (model/merge.py, model/merge_relax.py),
-whose merge order this implementation reproduces: NOPE* exactly, NOPE up to float32 near-ties.
+Source: [bai2026nope] (Bai, Lu et al., "Rethinking Efficient Graph Coarsening via a
+Non-Selfishness Principle", ICML 2026, arXiv 2605.13021) and the authors' code (model/merge.py,
+model/merge_relax.py), whose merge order this implementation reproduces: NOPE* exactly, NOPE up
+to float32 near-ties.
 
 ``ratio`` is always the fraction of nodes KEPT: the result has round(N * ratio) super-nodes
 (half to even, as Python's round), unless the graph runs out of edges first.
@@ -47,6 +48,7 @@ class Coarsening:
 
     @property
     def num_super_nodes(self) -> int:
+        """K, the number of super-nodes."""
         return int(self.roots.shape[0])
 
     @property
@@ -54,7 +56,7 @@ class Coarsening:
         """Alias of ``x``."""
         return self.x
 
-    def cut(self, ratio: float | None = None, n_coarse: int | None = None) -> "Coarsening":
+    def cut(self, ratio: float | None = None, n_coarse: int | None = None) -> Coarsening:
         """The result at a larger kept fraction, from this run's merge list (no re-run).
 
         Args:
@@ -98,8 +100,10 @@ class Coarsening:
         return out
 
     def assignment_matrix(self, normalize: bool = False):
-        """The sparse (N, K) assignment operator P (scipy CSR): P[i, assignment[i]] = 1, or
-        1 / size with ``normalize``; lift = P @ v, sum-pool = P.T @ u."""
+        """The sparse (N, K) assignment operator P (scipy CSR).
+
+        P[i, assignment[i]] = 1, or 1 / size with ``normalize``; lift = P @ v, sum-pool = P.T @ u.
+        """
         import scipy.sparse as sp
 
         n = self.assignment.shape[0]
@@ -142,7 +146,9 @@ def _as_edge_index(edge_index, num_nodes: int) -> np.ndarray:
     except ImportError:
         pass
     if hasattr(edge_index, "__dlpack__") and not isinstance(edge_index, np.ndarray):
-        edge_index = np.from_dlpack(edge_index.detach() if hasattr(edge_index, "detach") else edge_index)
+        edge_index = np.from_dlpack(
+            edge_index.detach() if hasattr(edge_index, "detach") else edge_index
+        )
     arr = np.asarray(edge_index)
     if arr.dtype.kind not in "iu":
         raise TypeError(f"edge_index: dtype {arr.dtype} is not an integer type; use int64")
@@ -180,7 +186,8 @@ def coarsen(
         key_precision: "numpy1" (the authors' goldens) or "numpy2" arithmetic of NOPE keys.
         clamp_interference: clamp NOPE's updated interference at 0 (the reference does not).
         edge_weights: also return ``edge_weight``.
-        num_threads: OpenMP threads for the parallel parts (0 = all); results do not depend on it.
+        num_threads: OpenMP threads for the parallel parts (0 = OpenMP's default:
+            OMP_NUM_THREADS, else all cores); results do not depend on it.
         progress: None, True (a bar) or a callable(stage, done, total).
 
     Returns:
@@ -196,7 +203,8 @@ def coarsen(
     xa = x if isinstance(x, np.ndarray) else np.asarray(x)
     if xa.dtype != np.float32:
         raise TypeError(
-            f"x: dtype {xa.dtype} is not supported; NOPE works in float32, pass x.astype(np.float32)"
+            f"x: dtype {xa.dtype} is not supported; NOPE works in float32, "
+            "pass x.astype(np.float32)"
         )
     if xa.ndim != 2:
         raise ValueError(f"x: must be a 2-D array of shape (N, D), got shape {xa.shape}")

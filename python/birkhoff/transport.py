@@ -2,8 +2,8 @@
 
 Every update of the stabilised log-domain Sinkhorn iteration is a row-wise LogSumExp of biased
 dot products, streamed in tiles, so the n x m cost matrix is never stored: memory is
-O((n + m) d). Sources: FlashSinkhorn (arXiv 2602.03067, ICML 2026) §2-6; the symmetric
-schedule, epsilon-scaling and debiasing of GeomLoss [Feydy et al., AISTATS 2019].
+O((n + m) d). Sources: FlashSinkhorn [flashsinkhorn2026] §2-6; the symmetric schedule,
+epsilon-scaling and debiasing of GeomLoss [feydy2019].
 """
 
 from __future__ import annotations
@@ -13,7 +13,16 @@ import warnings
 import numpy as np
 
 from . import _birkhoff
-from ._arrays import _as_array, as_float, as_int, as_points, as_weights, progress_callback
+from ._arrays import (
+    _as_array,
+    argument_names,
+    as_float,
+    as_int,
+    as_length,
+    as_points,
+    as_weights,
+    progress_callback,
+)
 
 __all__ = ["SamplesLoss", "SinkhornResult", "sinkhorn", "sinkhorn_divergence"]
 
@@ -93,8 +102,10 @@ class SinkhornResult:
         """The dense (n, m) plan; refused above ``max_entries`` entries (use apply instead)."""
         n, m = self._x.shape[0], self._y.shape[0]
         if n * m > max_entries:
-            raise ValueError(f"plan: {n} x {m} entries exceed max_entries={max_entries}; "
-                             "use apply / apply_transpose, which stream")
+            raise ValueError(
+                f"plan: {n} x {m} entries exceed max_entries={max_entries}; "
+                "use apply / apply_transpose, which stream"
+            )
         return self._native.dense_plan()
 
     def gradients(self):
@@ -122,15 +133,38 @@ class SinkhornResult:
         return arr
 
     def __repr__(self):
-        return (f"SinkhornResult(loss={self.loss:.6g}, epsilon={self.epsilon:.3g}, "
-                f"iterations={self.iterations}, converged={self.converged}, "
-                f"marginal_error={self.marginal_error:.3g})")
+        return (
+            f"SinkhornResult(loss={self.loss:.6g}, epsilon={self.epsilon:.3g}, "
+            f"iterations={self.iterations}, converged={self.converged}, "
+            f"marginal_error={self.marginal_error:.3g})"
+        )
 
 
-def sinkhorn(x, y, a=None, b=None, *, blur=0.05, scaling=0.5, debias=False, half_cost=False,
-             reach=None, reach_a=None, reach_b=None, diameter=None, epsilons=None, iterations=0,
-             update="symmetric", last_extrapolation=True, tol=None, check_every=5,
-             marginal_tol=1e-3, num_threads=0, progress=None, warn=True) -> SinkhornResult:
+def sinkhorn(
+    x,
+    y,
+    a=None,
+    b=None,
+    *,
+    blur=0.05,
+    scaling=0.5,
+    debias=False,
+    half_cost=False,
+    reach=None,
+    reach_a=None,
+    reach_b=None,
+    diameter=None,
+    epsilons=None,
+    iterations=0,
+    update="symmetric",
+    last_extrapolation=True,
+    tol=None,
+    check_every=5,
+    marginal_tol=1e-3,
+    num_threads=0,
+    progress=None,
+    warn=True,
+) -> SinkhornResult:
     """Entropic OT between two weighted point clouds, in O((n + m) d) memory.
 
     Solves min_P <P, C> + epsilon KL(P | a x b) over plans with marginals a and b (or KL
@@ -148,7 +182,9 @@ def sinkhorn(x, y, a=None, b=None, *, blur=0.05, scaling=0.5, debias=False, half
             closer to 1 is slower and more accurate.
         debias: return the debiased Sinkhorn divergence instead of OT (GeomLoss's default).
         half_cost: use |x - y|^2 / 2 instead of |x - y|^2.
-        reach, reach_a, reach_b: unbalanced OT; rho = reach**2; ``reach`` sets both sides.
+        reach: unbalanced OT on both sides; rho = reach**2 (default None: balanced).
+        reach_a: the reach of the source side alone (default: ``reach``).
+        reach_b: the reach of the target side alone (default: ``reach``).
         diameter: start of the schedule (default: bounding-box diagonal of x and y).
         epsilons: explicit list of epsilons (cost units), replacing blur/scaling.
         iterations: when > 0, this many iterations at epsilon = blur**2 without annealing.
@@ -156,8 +192,10 @@ def sinkhorn(x, y, a=None, b=None, *, blur=0.05, scaling=0.5, debias=False, half
         last_extrapolation: symmetric only: a final full sweep (exact gradients).
         tol: with ``iterations`` (or ``epsilons``): stop once the potentials move less than
             tol (cost units) over ``check_every`` iterations at the final epsilon.
+        check_every: iterations between two convergence checks.
         marginal_tol: ``converged`` means marginal_error <= marginal_tol.
-        num_threads: OpenMP threads, 0 = all cores. Results do not depend on it.
+        num_threads: OpenMP threads, 0 = OpenMP's default (OMP_NUM_THREADS, else all cores).
+            Results do not depend on it.
         progress: True for a progress bar, or a callable(stage, done, total).
         warn: issue a RuntimeWarning when not converged.
 
@@ -172,7 +210,7 @@ def sinkhorn(x, y, a=None, b=None, *, blur=0.05, scaling=0.5, debias=False, half
             4e-6 D^2 in float32, 7e-15 D^2 in float64, D the data's diameter).
         KeyboardInterrupt: Ctrl-C during the solve.
 
-    Source: FlashSinkhorn (arXiv 2602.03067) §2-5; Feydy et al. (AISTATS 2019) Alg. 3.5.
+    Source: [flashsinkhorn2026] §2-5; [feydy2019] Alg. 3.5.
     """
     x = as_points(x, "x")
     y = as_points(y, "y")
@@ -183,15 +221,32 @@ def sinkhorn(x, y, a=None, b=None, *, blur=0.05, scaling=0.5, debias=False, half
     if reach is not None:
         reach_a = reach if reach_a is None else reach_a
         reach_b = reach if reach_b is None else reach_b
-    native = _birkhoff.sinkhorn(
-        x, y, a, b, bool(half_cost), as_float(reach_a, "reach_a", True),
-        as_float(reach_b, "reach_b", True), as_float(blur, "blur"), as_float(scaling, "scaling"),
-        as_float(diameter, "diameter", True),
-        [as_float(e, "epsilons") for e in (epsilons or [])],
-        as_int(iterations, "iterations"), str(update), bool(last_extrapolation),
-        as_float(tol, "tol", True), as_int(check_every, "check_every", 1),
-        as_float(marginal_tol, "marginal_tol"), as_int(num_threads, "num_threads", 0, 4096),
-        bool(debias), progress_callback(progress))
+    epsilons = [as_float(e, "epsilons") for e in (epsilons or [])]
+    # The core's epsilon is blur**2 (or the last value of an explicit schedule).
+    epsilon = epsilons[-1] if epsilons else as_length(blur, "blur") ** 2
+    with argument_names({} if epsilons else {"epsilon": "blur"}):
+        native = _birkhoff.sinkhorn(
+            x,
+            y,
+            a,
+            b,
+            bool(half_cost),
+            as_float(reach_a, "reach_a", True),
+            as_float(reach_b, "reach_b", True),
+            epsilon,
+            as_float(scaling, "scaling"),
+            as_float(diameter, "diameter", True),
+            epsilons,
+            as_int(iterations, "iterations"),
+            str(update),
+            bool(last_extrapolation),
+            as_float(tol, "tol", True),
+            as_int(check_every, "check_every", 1),
+            as_float(marginal_tol, "marginal_tol"),
+            as_int(num_threads, "num_threads", 0, 4096),
+            bool(debias),
+            progress_callback(progress),
+        )
     result = SinkhornResult(native, x, y)
     if warn and not result.converged:
         warnings.warn(
@@ -199,7 +254,9 @@ def sinkhorn(x, y, a=None, b=None, *, blur=0.05, scaling=0.5, debias=False, half
             f"{marginal_tol:g}. The annealed schedule does one sweep per epsilon: anneal more "
             "slowly (scaling closer to 1) or run a fixed epsilon to convergence "
             "(update='alternating', iterations=N, tol=T)",
-            RuntimeWarning, stacklevel=2)
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return result
 
 
@@ -208,7 +265,7 @@ def sinkhorn_divergence(x, y, a=None, b=None, **kwargs) -> SinkhornResult:
 
     Same arguments as :func:`sinkhorn` (``debias`` is set). It is >= 0, zero when the two
     measures are equal, and between a cloud and its translate by t it equals cs |t|^2 at any
-    epsilon. Source: Feydy et al. (AISTATS 2019) eq. (9), one schedule for the three terms.
+    epsilon. Source: [feydy2019] eq. (9), one schedule for the three terms.
     """
     kwargs["debias"] = True
     kwargs.setdefault("warn", False)
@@ -227,8 +284,19 @@ class SamplesLoss:
         ValueError: a loss other than "sinkhorn", or p other than 2.
     """
 
-    def __init__(self, loss="sinkhorn", p=2, blur=0.05, reach=None, diameter=None,
-                 scaling=0.5, debias=True, potentials=False, num_threads=0, **kwargs):
+    def __init__(
+        self,
+        loss="sinkhorn",
+        p=2,
+        blur=0.05,
+        reach=None,
+        diameter=None,
+        scaling=0.5,
+        debias=True,
+        potentials=False,
+        num_threads=0,
+        **kwargs,
+    ):
         if loss != "sinkhorn":
             raise ValueError(f"loss: only 'sinkhorn' is supported, got {loss!r}")
         if p != 2:
@@ -238,19 +306,30 @@ class SamplesLoss:
         self.kwargs = kwargs
 
     def __call__(self, *args):
+        """The loss between (x, y) or (a, x, b, y), as GeomLoss's SamplesLoss returns it."""
         if len(args) == 2:
             a, x, b, y = None, args[0], None, args[1]
         elif len(args) == 4:
             a, x, b, y = args
         else:
             raise TypeError("SamplesLoss expects (x, y) or (a, x, b, y)")
-        r = sinkhorn(x, y, a, b, blur=self.blur, scaling=self.scaling, debias=self.debias,
-                     half_cost=True, reach=self.reach, diameter=self.diameter,
-                     num_threads=self.num_threads, warn=False, **self.kwargs)
+        r = sinkhorn(
+            x,
+            y,
+            a,
+            b,
+            blur=self.blur,
+            scaling=self.scaling,
+            debias=self.debias,
+            half_cost=True,
+            reach=self.reach,
+            diameter=self.diameter,
+            num_threads=self.num_threads,
+            warn=False,
+            **self.kwargs,
+        )
         if self.potentials:
             if self.debias:
                 return r.f - r.f_aa, r.g - r.g_bb
             return r.f, r.g
         return r.loss
-
-

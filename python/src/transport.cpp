@@ -4,7 +4,6 @@
 #include <nanobind/stl/vector.h>
 
 #include "arrays.hpp"
-#include "birkhoff/transport/plan.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
 
 namespace birkhoff::python {
@@ -13,43 +12,36 @@ namespace {
 using transport::Cost;
 using transport::OtProblem;
 
-/// A solved problem: keeps the input arrays alive (no copy) with the result.
+/// A solved problem: the solution owns its prepared geometry and weights, so the input arrays
+/// need not outlive it.
 template <class T>
-struct Solution {
-  In<T> x, y;
-  std::optional<In<T>> a, b;
-  OtProblem<T> problem;
-  transport::DivergenceResult<T> result;
-  bool debias = false;
-  int threads = 0;
-
-  transport::TransportPlan<T> plan() const { return {problem, result.xy, threads}; }
+struct Solved {
+  transport::Solution<T> xy;
+  std::optional<transport::DivergenceSolution<T>> div;
+  double loss() const { return div ? div->loss() : xy.loss(); }
 };
 
 template <class T>
-nb::ndarray<nb::numpy, T> copy_vector(const std::vector<T>& v) {
-  return to_numpy(std::vector<T>(v), {v.size()});
+nb::ndarray<nb::numpy, T> copy_vector(std::span<const T> v) {
+  return to_numpy(std::vector<T>(v.begin(), v.end()), {v.size()});
 }
 
 template <class T>
-Solution<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b, bool half_cost,
-                  std::optional<double> reach_a, std::optional<double> reach_b, double blur,
-                  double scaling, std::optional<double> diameter, std::vector<double> epsilons,
-                  int iterations, const std::string& update, bool last_extrapolation,
-                  std::optional<double> tol, int check_every, double marginal_tol, int num_threads,
-                  bool debias, nb::object progress) {
-  Solution<T> s{x, y, a, b, {}, {}, debias, num_threads};
-  s.problem.x = matrix(s.x, "x");
-  s.problem.y = matrix(s.y, "y");
-  s.problem.a = vector_view(s.a, "a");
-  s.problem.b = vector_view(s.b, "b");
-  s.problem.cost = half_cost ? Cost::HalfSqEuclidean : Cost::SqEuclidean;
-  s.problem.reach_a = reach_a;
-  s.problem.reach_b = reach_b;
+Solved<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b, bool half_cost,
+                std::optional<double> reach_a, std::optional<double> reach_b, double epsilon,
+                double scaling, std::optional<double> diameter, std::vector<double> epsilons,
+                int iterations, const std::string& update, bool last_extrapolation,
+                std::optional<double> tol, int check_every, double marginal_tol, int num_threads,
+                bool debias, nb::object progress) {
   require(update == "symmetric" || update == "alternating", "update",
           "must be 'symmetric' or 'alternating', got '" + update + "'");
+  const auto xv = matrix(x, "x"), yv = matrix(y, "y");
+  OtProblem<T> problem;
+  problem.a = vector_view(a, "a");
+  problem.b = vector_view(b, "b");
+  problem.epsilon = epsilon;
+  problem.marginals = transport::marginals_from_reach(reach_a, reach_b);
   transport::SinkhornOptions o;
-  o.blur = blur;
   o.scaling = scaling;
   o.diameter = diameter;
   o.epsilons = std::move(epsilons);
@@ -62,31 +54,33 @@ Solution<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>>
   o.marginal_tol = marginal_tol;
   o.num_threads = num_threads;
   o.progress = progress_with_signals(progress);
+  Solved<T> s;
   {
     nb::gil_scoped_release release;
+    problem.geometry =
+        transport::PointCloud<T>(xv, yv, half_cost ? Cost::HalfSqEuclidean : Cost::SqEuclidean);
     if (debias) {
-      s.result = transport::sinkhorn_divergence(s.problem, o);
+      s.div = transport::sinkhorn_divergence(problem, o);
+      s.xy = s.div->xy();
     } else {
-      s.result.xy = transport::sinkhorn(s.problem, o);
-      s.result.loss = s.result.xy.loss;
+      s.xy = transport::sinkhorn(problem, o);
     }
   }
   return s;
 }
 
 template <class T>
-nb::ndarray<nb::numpy, T> apply(const Solution<T>& s, In<T> v, bool transpose) {
+nb::ndarray<nb::numpy, T> apply(const Solved<T>& s, In<T> v, bool transpose) {
   const char* name = transpose ? "u" : "v";
   const auto view = matrix(v, name);
-  const std::int64_t rows = transpose ? s.problem.y.rows : s.problem.x.rows;
+  const std::int64_t rows = transpose ? s.xy.m() : s.xy.n();
   std::vector<T> out(static_cast<std::size_t>(rows * view.cols));
   {
     nb::gil_scoped_release release;
-    const auto plan = s.plan();
     if (transpose) {
-      plan.apply_transpose(view, MatrixView<T>(out.data(), rows, view.cols));
+      s.xy.apply_transpose(view, MatrixView<T>(out.data(), rows, view.cols));
     } else {
-      plan.apply(view, MatrixView<T>(out.data(), rows, view.cols));
+      s.xy.apply(view, MatrixView<T>(out.data(), rows, view.cols));
     }
   }
   if (v.ndim() == 1) return to_numpy(std::move(out), {static_cast<std::size_t>(rows)});
@@ -96,93 +90,81 @@ nb::ndarray<nb::numpy, T> apply(const Solution<T>& s, In<T> v, bool transpose) {
 
 template <class T>
 void bind(nb::module_& m, const char* name) {
-  nb::class_<Solution<T>>(m, name)
-      .def_prop_ro("loss", [](const Solution<T>& s) { return s.result.loss; })
+  using S = Solved<T>;
+  auto vector_result = [](auto method) {
+    return [method](const S& s) {
+      std::vector<T> v;
+      {
+        nb::gil_scoped_release release;
+        v = method(s.xy);
+      }
+      const std::size_t count = v.size();
+      return to_numpy(std::move(v), {count});
+    };
+  };
+  nb::class_<S>(m, name)
+      .def_prop_ro("loss", &S::loss)
       .def_prop_ro(
-          "f", [](const Solution<T>& s) { return copy_vector(s.result.xy.f); }, nb::rv_policy::move)
+          "f", [](const S& s) { return copy_vector(s.xy.f()); }, nb::rv_policy::move)
       .def_prop_ro(
-          "g", [](const Solution<T>& s) { return copy_vector(s.result.xy.g); }, nb::rv_policy::move)
+          "g", [](const S& s) { return copy_vector(s.xy.g()); }, nb::rv_policy::move)
       .def_prop_ro(
-          "f_aa", [](const Solution<T>& s) { return copy_vector(s.result.f_aa); },
-          nb::rv_policy::move)
+          "f_aa", [](const S& s) { return copy_vector(s.div->f_aa()); }, nb::rv_policy::move)
       .def_prop_ro(
-          "g_bb", [](const Solution<T>& s) { return copy_vector(s.result.g_bb); },
-          nb::rv_policy::move)
-      .def_prop_ro("transport_cost",
-                   [](const Solution<T>& s) { return s.result.xy.transport_cost; })
-      .def_prop_ro("epsilon", [](const Solution<T>& s) { return s.result.xy.epsilon; })
-      .def_prop_ro("iterations", [](const Solution<T>& s) { return s.result.xy.iterations; })
-      .def_prop_ro("converged", [](const Solution<T>& s) { return s.result.xy.converged; })
-      .def_prop_ro("stopped_early", [](const Solution<T>& s) { return s.result.xy.stopped_early; })
-      .def_prop_ro("marginal_error",
-                   [](const Solution<T>& s) { return s.result.xy.marginal_error; })
-      .def_prop_ro("errors", [](const Solution<T>& s) { return s.result.xy.errors; })
-      .def_prop_ro("debias", [](const Solution<T>& s) { return s.debias; })
+          "g_bb", [](const S& s) { return copy_vector(s.div->g_bb()); }, nb::rv_policy::move)
+      .def_prop_ro("transport_cost", [](const S& s) { return s.xy.report().transport_cost; })
+      .def_prop_ro("epsilon", [](const S& s) { return s.xy.report().epsilon; })
+      .def_prop_ro("iterations", [](const S& s) { return s.xy.report().iterations; })
+      .def_prop_ro("converged", [](const S& s) { return s.xy.report().converged; })
+      .def_prop_ro("stopped_early", [](const S& s) { return s.xy.report().stopped_early; })
+      .def_prop_ro("marginal_error", [](const S& s) { return s.xy.report().marginal_error; })
+      .def_prop_ro("errors", [](const S& s) { return s.xy.report().errors; })
+      .def_prop_ro("debias", [](const S& s) { return s.div.has_value(); })
       .def(
-          "apply", [](const Solution<T>& s, In<T> v) { return apply(s, v, false); }, nb::arg("v"))
+          "apply", [](const S& s, In<T> v) { return apply(s, v, false); }, nb::arg("v"))
       .def(
-          "apply_transpose", [](const Solution<T>& s, In<T> u) { return apply(s, u, true); },
-          nb::arg("u"))
-      .def("row_marginal",
-           [](const Solution<T>& s) {
-             std::vector<T> mass;
-             {
-               nb::gil_scoped_release release;
-               mass = s.plan().row_marginal();
-             }
-             const std::size_t count = mass.size();
-             return to_numpy(std::move(mass), {count});
-           })
-      .def("col_marginal",
-           [](const Solution<T>& s) {
-             std::vector<T> mass;
-             {
-               nb::gil_scoped_release release;
-               mass = s.plan().col_marginal();
-             }
-             const std::size_t count = mass.size();
-             return to_numpy(std::move(mass), {count});
-           })
+          "apply_transpose", [](const S& s, In<T> u) { return apply(s, u, true); }, nb::arg("u"))
+      .def("row_marginal", vector_result([](const auto& xy) { return xy.row_marginal(); }))
+      .def("col_marginal", vector_result([](const auto& xy) { return xy.col_marginal(); }))
       .def("barycentric_map",
-           [](const Solution<T>& s) {
+           [](const S& s) {
              std::vector<T> map;
              {
                nb::gil_scoped_release release;
-               map = s.plan().barycentric_map();
+               map = s.xy.barycentric_map();
              }
-             return to_numpy(std::move(map), {static_cast<std::size_t>(s.problem.x.rows),
-                                              static_cast<std::size_t>(s.problem.x.cols)});
+             return to_numpy(std::move(map), {static_cast<std::size_t>(s.xy.n()),
+                                              static_cast<std::size_t>(s.xy.geometry().dim())});
            })
       .def("dense_plan",
-           [](const Solution<T>& s) {
+           [](const S& s) {
              std::vector<T> p;
              {
                nb::gil_scoped_release release;
-               p = s.plan().dense();
+               p = s.xy.dense_plan();
              }
-             return to_numpy(std::move(p), {static_cast<std::size_t>(s.problem.x.rows),
-                                            static_cast<std::size_t>(s.problem.y.rows)});
+             return to_numpy(std::move(p), {static_cast<std::size_t>(s.xy.n()),
+                                            static_cast<std::size_t>(s.xy.m())});
            })
-      .def("gradients", [](const Solution<T>& s) {
+      .def("gradients", [](const S& s) {
         transport::Gradients<T> g;
         {
           nb::gil_scoped_release release;
-          g = s.debias ? transport::gradients(s.problem, s.result, s.threads)
-                       : transport::gradients(s.problem, s.result.xy, s.threads);
+          g = s.div ? s.div->gradients() : s.xy.gradients();
         }
-        const auto n = static_cast<std::size_t>(s.problem.x.rows);
-        const auto m = static_cast<std::size_t>(s.problem.y.rows);
-        const auto d = static_cast<std::size_t>(s.problem.x.cols);
+        const auto n = static_cast<std::size_t>(s.xy.n());
+        const auto m = static_cast<std::size_t>(s.xy.m());
+        const auto d = static_cast<std::size_t>(s.xy.geometry().dim());
         return nb::make_tuple(to_numpy(std::move(g.x), {n, d}), to_numpy(std::move(g.y), {m, d}),
                               to_numpy(std::move(g.a), {n}), to_numpy(std::move(g.b), {m}));
       });
 
   m.def("sinkhorn", &solve<T>, nb::arg("x"), nb::arg("y"), nb::arg("a").none(), nb::arg("b").none(),
-        nb::arg("half_cost"), nb::arg("reach_a").none(), nb::arg("reach_b").none(), nb::arg("blur"),
-        nb::arg("scaling"), nb::arg("diameter").none(), nb::arg("epsilons"), nb::arg("iterations"),
-        nb::arg("update"), nb::arg("last_extrapolation"), nb::arg("tol").none(),
-        nb::arg("check_every"), nb::arg("marginal_tol"), nb::arg("num_threads"), nb::arg("debias"),
-        nb::arg("progress").none());
+        nb::arg("half_cost"), nb::arg("reach_a").none(), nb::arg("reach_b").none(),
+        nb::arg("epsilon"), nb::arg("scaling"), nb::arg("diameter").none(), nb::arg("epsilons"),
+        nb::arg("iterations"), nb::arg("update"), nb::arg("last_extrapolation"),
+        nb::arg("tol").none(), nb::arg("check_every"), nb::arg("marginal_tol"),
+        nb::arg("num_threads"), nb::arg("debias"), nb::arg("progress").none());
 }
 
 }  // namespace

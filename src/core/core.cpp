@@ -6,8 +6,10 @@
 #include <malloc.h>
 #endif
 
+#include <omp.h>
+
+#include <algorithm>
 #include <cstdint>
-#include <thread>
 
 #include "birkhoff/core/system.hpp"
 
@@ -21,8 +23,7 @@ std::int64_t peak_rss_bytes() {
 
 int resolve_threads(int requested) {
   if (requested > 0) return requested;
-  const unsigned hw = std::thread::hardware_concurrency();
-  return hw > 0 ? static_cast<int>(hw) : 1;
+  return std::max(1, omp_get_max_threads());
 }
 
 void advise_huge_pages(void* data, std::size_t bytes) {

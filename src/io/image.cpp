@@ -20,8 +20,60 @@ struct FileCloser {
   void operator()(std::FILE* f) const { std::fclose(f); }
 };
 
-void check(int rc, const std::string& path) {
-  if (rc != 0) throw InvalidInput(path + ": " + spng_strerror(rc));
+void check(int rc, const std::string& name) {
+  if (rc != 0) throw InvalidInput(name + ": " + spng_strerror(rc));
+}
+
+// A deflate stream expands at most 1032:1, so a PNG's filtered image data can be at most
+// this many times the file's size.
+constexpr std::uint64_t kMaxDeflateRatio = 1032;
+// Ancillary chunks (text, ICC profiles) that libspng keeps in memory: at most this much.
+constexpr std::size_t kChunkCacheLimit = std::size_t{64} << 20;
+
+/// Decodes the PNG that `ctx` reads (a file or a buffer of `input_bytes` bytes).
+RgbImage decode(spng_ctx* ctx, std::uint64_t input_bytes, const std::string& name) {
+  // No chunk longer than the input; ancillary chunks cached up to kChunkCacheLimit.
+  check(spng_set_chunk_limits(
+            ctx, static_cast<std::size_t>(std::min<std::uint64_t>(input_bytes, 0x7fffffff)),
+            kChunkCacheLimit),
+        name);
+  spng_ihdr ihdr{};
+  check(spng_get_ihdr(ctx, &ihdr), name);
+  // Refuse decompression bombs before allocating: at most 2^27 pixels (384 MiB of RGB), and no
+  // more filtered bytes than the file's compressed data can expand to.
+  const std::uint64_t pixels = std::uint64_t{ihdr.width} * ihdr.height;
+  if (pixels > (std::uint64_t{1} << 27))
+    throw InvalidInput(name + ": image of " + std::to_string(ihdr.width) + " x " +
+                       std::to_string(ihdr.height) + " pixels is too large (limit 2^27 pixels)");
+  int channels = 1;
+  switch (ihdr.color_type) {
+    case SPNG_COLOR_TYPE_TRUECOLOR:
+      channels = 3;
+      break;
+    case SPNG_COLOR_TYPE_GRAYSCALE_ALPHA:
+      channels = 2;
+      break;
+    case SPNG_COLOR_TYPE_TRUECOLOR_ALPHA:
+      channels = 4;
+      break;
+    default:
+      break;
+  }
+  const std::uint64_t row_bytes =
+      1 +
+      (std::uint64_t{ihdr.width} * static_cast<std::uint64_t>(channels) * ihdr.bit_depth + 7) / 8;
+  if (row_bytes * ihdr.height > kMaxDeflateRatio * input_bytes)
+    throw InvalidInput(name + ": image of " + std::to_string(ihdr.width) + " x " +
+                       std::to_string(ihdr.height) + " pixels cannot fit in a file of " +
+                       std::to_string(input_bytes) + " bytes (truncated or corrupt)");
+  std::size_t size = 0;
+  check(spng_decoded_image_size(ctx, SPNG_FMT_RGB8, &size), name);
+  RgbImage image;
+  image.width = ihdr.width;
+  image.height = ihdr.height;
+  image.pixels.resize(size);
+  check(spng_decode_image(ctx, image.pixels.data(), size, SPNG_FMT_RGB8, SPNG_DECODE_TRNS), name);
+  return image;
 }
 
 }  // namespace
@@ -31,24 +83,19 @@ RgbImage read_png(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) throw InvalidInput(path + ": is a directory");
   std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
   if (!file) throw InvalidInput(path + ": cannot open file");
+  const auto bytes = std::filesystem::file_size(path, ec);
+  if (ec) throw InvalidInput(path + ": cannot read file");
   std::unique_ptr<spng_ctx, CtxDeleter> ctx(spng_ctx_new(0));
   if (!ctx) throw InvalidInput(path + ": cannot create PNG decoder");
   check(spng_set_png_file(ctx.get(), file.get()), path);
-  spng_ihdr ihdr{};
-  check(spng_get_ihdr(ctx.get(), &ihdr), path);
-  // Refuse decompression bombs before allocating: at most 2^27 pixels (384 MiB of RGB).
-  if (static_cast<std::uint64_t>(ihdr.width) * ihdr.height > (std::uint64_t{1} << 27))
-    throw InvalidInput(path + ": image of " + std::to_string(ihdr.width) + " x " +
-                       std::to_string(ihdr.height) + " pixels is too large (limit 2^27 pixels)");
-  std::size_t size = 0;
-  check(spng_decoded_image_size(ctx.get(), SPNG_FMT_RGB8, &size), path);
-  RgbImage image;
-  image.width = ihdr.width;
-  image.height = ihdr.height;
-  image.pixels.resize(size);
-  check(spng_decode_image(ctx.get(), image.pixels.data(), size, SPNG_FMT_RGB8, SPNG_DECODE_TRNS),
-        path);
-  return image;
+  return decode(ctx.get(), bytes, path);
+}
+
+RgbImage parse_png(std::span<const std::byte> data, const std::string& name) {
+  std::unique_ptr<spng_ctx, CtxDeleter> ctx(spng_ctx_new(0));
+  if (!ctx) throw InvalidInput(name + ": cannot create PNG decoder");
+  check(spng_set_png_buffer(ctx.get(), data.data(), data.size()), name);
+  return decode(ctx.get(), data.size(), name);
 }
 
 void write_png(const std::string& path, const RgbImage& image) {

@@ -1,80 +1,450 @@
+// The .npy format: header parsing and encoding, streamed data reading (byte order, Fortran
+// order, dtype conversion) and writing. Format reference: numpy's NEP 1 (numpy.lib.format).
 #include "birkhoff/io/npy.hpp"
 
-#include <zlib.h>
-
 #include <algorithm>
+#include <bit>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <limits>
 
 #include "birkhoff/core/system.hpp"
+#include "npy_stream.hpp"
 
 namespace birkhoff::io {
+namespace detail {
 namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr std::size_t kMagicLen = 6;
+// numpy writes headers of a few hundred bytes for these dtypes; anything longer is refused
+// before it is read, whatever its length field says.
+constexpr std::size_t kMaxHeaderBytes = std::size_t{1} << 20;
+// numpy's own limit on the number of dimensions (NPY_MAXDIMS in numpy 2).
+constexpr std::size_t kMaxDims = 64;
+// Elements are rearranged (byte order, Fortran order, conversion) through buffers of this size.
+constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 
-struct DTypeName {
-  const char* descr;
+constexpr bool kLittleHost = std::endian::native == std::endian::little;
+
+/// What a .npy header says.
+struct Header {
+  DType dtype = DType::Float32;
+  bool swap = false;     ///< the file's byte order is not the host's
+  bool fortran = false;  ///< fortran_order: True
+  std::vector<std::int64_t> shape;
+};
+
+/// dtype of a descr such as '<f8', '>i4', '|b1'; sets `swap`.
+DType parse_descr(const std::string& descr, bool& swap, const std::string& name) {
+  const auto unsupported = [&]() -> DType {
+    throw InvalidType(name + ": unsupported dtype '" + descr +
+                      "' (birkhoff reads bool, int8-int64, uint8-uint64, float32 and float64)");
+  };
+  if (descr.size() < 3) return unsupported();
+  const char order = descr[0];
+  if (order != '<' && order != '>' && order != '|' && order != '=') return unsupported();
+  const char kind = descr[1];
+  const std::string size = descr.substr(2);
   DType dtype;
+  if (kind == 'b' && size == "1") {
+    dtype = DType::Bool;
+  } else if (kind == 'i' || kind == 'u') {
+    const bool u = kind == 'u';
+    if (size == "1") {
+      dtype = u ? DType::UInt8 : DType::Int8;
+    } else if (size == "2") {
+      dtype = u ? DType::UInt16 : DType::Int16;
+    } else if (size == "4") {
+      dtype = u ? DType::UInt32 : DType::Int32;
+    } else if (size == "8") {
+      dtype = u ? DType::UInt64 : DType::Int64;
+    } else {
+      return unsupported();
+    }
+  } else if (kind == 'f' && size == "4") {
+    dtype = DType::Float32;
+  } else if (kind == 'f' && size == "8") {
+    dtype = DType::Float64;
+  } else {
+    return unsupported();
+  }
+  swap = dtype_size(dtype) > 1 && ((order == '>' && kLittleHost) || (order == '<' && !kLittleHost));
+  return dtype;
+}
+
+/// Parser of the header dictionary, a Python literal such as
+/// {'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }
+class HeaderParser {
+ public:
+  HeaderParser(const std::string& text, const std::string& name) : s_(text), name_(name) {}
+
+  Header parse() {
+    Header h;
+    bool have_descr = false, have_order = false, have_shape = false;
+    skip_space();
+    expect('{');
+    while (true) {
+      skip_space();
+      if (eat('}')) break;
+      const std::string key = string_literal();
+      skip_space();
+      expect(':');
+      skip_space();
+      if (key == "descr") {
+        if (have_descr) fail("repeated key 'descr'");
+        have_descr = true;
+        if (peek() != '\'' && peek() != '"')
+          throw InvalidType(name_ + ": structured dtypes are not supported");
+        h.dtype = parse_descr(string_literal(), h.swap, name_);
+      } else if (key == "fortran_order") {
+        if (have_order) fail("repeated key 'fortran_order'");
+        have_order = true;
+        h.fortran = boolean();
+      } else if (key == "shape") {
+        if (have_shape) fail("repeated key 'shape'");
+        have_shape = true;
+        h.shape = tuple();
+      } else {
+        fail("unexpected key '" + key + "'");
+      }
+      skip_space();
+      if (eat(',')) continue;
+      expect('}');
+      break;
+    }
+    skip_space();
+    if (p_ != s_.size()) fail("text after the dictionary");
+    if (!have_descr || !have_order || !have_shape)
+      fail("the dictionary needs 'descr', 'fortran_order' and 'shape'");
+    return h;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) const {
+    throw InvalidInput(name_ + ": malformed .npy header (" + why + ")");
+  }
+  char peek() const { return p_ < s_.size() ? s_[p_] : '\0'; }
+  bool eat(char c) {
+    if (peek() != c || p_ >= s_.size()) return false;
+    ++p_;
+    return true;
+  }
+  void expect(char c) {
+    if (!eat(c)) fail(std::string("expected '") + c + "'");
+  }
+  void skip_space() {
+    while (p_ < s_.size() && (s_[p_] == ' ' || s_[p_] == '\t' || s_[p_] == '\n' || s_[p_] == '\r'))
+      ++p_;
+  }
+  std::string string_literal() {
+    const char quote = peek();
+    if (quote != '\'' && quote != '"') fail("expected a string");
+    ++p_;
+    const auto end = s_.find(quote, p_);
+    if (end == std::string::npos) fail("unterminated string");
+    std::string out = s_.substr(p_, end - p_);
+    if (out.find('\\') != std::string::npos) fail("escape in a string");
+    p_ = end + 1;
+    return out;
+  }
+  bool boolean() {
+    if (s_.compare(p_, 4, "True") == 0) {
+      p_ += 4;
+      return true;
+    }
+    if (s_.compare(p_, 5, "False") == 0) {
+      p_ += 5;
+      return false;
+    }
+    fail("fortran_order must be True or False");
+  }
+  std::int64_t integer() {
+    if (peek() == '-') throw InvalidInput(name_ + ": negative extent in .npy header");
+    if (peek() < '0' || peek() > '9') fail("expected an extent");
+    std::uint64_t v = 0;
+    while (peek() >= '0' && peek() <= '9') {
+      const auto digit = static_cast<std::uint64_t>(s_[p_++] - '0');
+      if (v > (static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) - digit) / 10)
+        fail("extent too large");
+      v = v * 10 + digit;
+    }
+    eat('L');  // Python 2's long literals, in files written by numpy under Python 2
+    return static_cast<std::int64_t>(v);
+  }
+  std::vector<std::int64_t> tuple() {
+    std::vector<std::int64_t> out;
+    expect('(');
+    while (true) {
+      skip_space();
+      if (eat(')')) break;
+      if (out.size() == kMaxDims) fail("more than 64 dimensions");
+      out.push_back(integer());
+      skip_space();
+      if (eat(',')) continue;
+      expect(')');
+      break;
+    }
+    return out;
+  }
+
+  const std::string& s_;
+  const std::string& name_;
+  std::size_t p_ = 0;
 };
-constexpr DTypeName kDescrs[] = {
-    {"<f4", DType::Float32}, {"<f8", DType::Float64}, {"<i4", DType::Int32},
-    {"<i8", DType::Int64},   {"|b1", DType::Bool},    {"|u1", DType::UInt8},
+
+/// Reads the magic, version, length and dictionary.
+Header read_header(ByteSource& source) {
+  const std::string& name = source.name();
+  unsigned char pre[kMagicLen + 4];
+  std::size_t got = 0;
+  while (got < sizeof(pre)) {
+    const std::size_t n = source.read_some(pre + got, sizeof(pre) - got);
+    if (n == 0) break;
+    got += n;
+  }
+  if (got < sizeof(pre) || std::memcmp(pre, kMagic, kMagicLen) != 0)
+    throw InvalidInput(name + ": not a .npy file (bad magic)");
+  const int major = pre[kMagicLen];
+  std::size_t length = 0;
+  if (major == 1) {
+    length = std::size_t{pre[kMagicLen + 2]} | (std::size_t{pre[kMagicLen + 3]} << 8);
+  } else if (major == 2 || major == 3) {
+    unsigned char hi[2];
+    source.read_exact(hi, 2, ".npy header");
+    length = std::size_t{pre[kMagicLen + 2]} | (std::size_t{pre[kMagicLen + 3]} << 8) |
+             (std::size_t{hi[0]} << 16) | (std::size_t{hi[1]} << 24);
+  } else {
+    throw InvalidInput(name + ": unsupported .npy format version " + std::to_string(major));
+  }
+  if (length > source.bound()) throw InvalidInput(name + ": truncated .npy header");
+  if (length > kMaxHeaderBytes)
+    throw InvalidInput(name + ": .npy header of " + std::to_string(length) + " bytes is too long");
+  std::string text(length, '\0');
+  source.read_exact(text.data(), length, ".npy header");
+  return HeaderParser(text, name).parse();
+}
+
+/// Number of elements of `shape`, or throws naming `name` when it overflows.
+std::uint64_t element_count(const std::vector<std::int64_t>& shape, const std::string& name) {
+  std::uint64_t count = 1;
+  bool overflow = false;
+  for (const auto extent : shape) {
+    if (extent == 0) return 0;
+    overflow =
+        overflow || __builtin_mul_overflow(count, static_cast<std::uint64_t>(extent), &count);
+  }
+  if (overflow) throw InvalidInput(name + ": .npy shape has more elements than any file can hold");
+  return count;
+}
+
+/// Places the elements of a Fortran-ordered array, arriving in file order (first index
+/// fastest), at their C-order positions.
+class FortranScatter {
+ public:
+  explicit FortranScatter(const std::vector<std::int64_t>& shape)
+      : shape_(shape), index_(shape.size(), 0), stride_(shape.size(), 1) {
+    for (std::size_t k = shape.size() - 1; k-- > 0;) stride_[k] = stride_[k + 1] * shape[k + 1];
+  }
+
+  /// Writes the next `count` elements (of `size` bytes, at `values`) into `out`.
+  void put(const std::byte* values, std::size_t count, std::size_t size, std::byte* out) {
+    switch (size) {
+      case 1:
+        return put_sized<1>(values, count, out);
+      case 2:
+        return put_sized<2>(values, count, out);
+      case 4:
+        return put_sized<4>(values, count, out);
+      default:
+        return put_sized<8>(values, count, out);
+    }
+  }
+
+ private:
+  template <std::size_t kSize>
+  void put_sized(const std::byte* values, std::size_t count, std::byte* out) {
+    const std::int64_t step = stride_[0];
+    while (count > 0) {
+      // A run along the first axis: consecutive in the file, `step` apart in C order.
+      const auto run = static_cast<std::size_t>(
+          std::min<std::uint64_t>(count, static_cast<std::uint64_t>(shape_[0] - index_[0])));
+      std::byte* dst = out + static_cast<std::size_t>(offset_) * kSize;
+      for (std::size_t i = 0; i < run; ++i) {
+        std::memcpy(dst, values, kSize);
+        dst += static_cast<std::size_t>(step) * kSize;
+        values += kSize;
+      }
+      count -= run;
+      index_[0] += static_cast<std::int64_t>(run);
+      offset_ += static_cast<std::int64_t>(run) * step;
+      if (index_[0] < shape_[0]) continue;
+      // Carry into the next axes.
+      offset_ -= shape_[0] * step;
+      index_[0] = 0;
+      for (std::size_t k = 1; k < shape_.size(); ++k) {
+        ++index_[k];
+        offset_ += stride_[k];
+        if (index_[k] < shape_[k]) break;
+        offset_ -= shape_[k] * stride_[k];
+        index_[k] = 0;
+      }
+    }
+  }
+
+  std::vector<std::int64_t> shape_, index_, stride_;
+  std::int64_t offset_ = 0;
 };
+
+/// The elements of a tile of a Fortran-ordered (rows, cols) array, column after column
+/// (`tile_rows` each, `tile_cols` columns, `size` bytes each), written to rows `row0`... and
+/// columns `col0`... of the C-order output.
+template <std::size_t kSize>
+void transpose_tile(const std::byte* tile, std::size_t tile_rows, std::size_t tile_cols,
+                    std::size_t row0, std::size_t col0, std::size_t cols, std::byte* out) {
+  for (std::size_t i = 0; i < tile_rows; ++i) {
+    std::byte* dst = out + ((row0 + i) * cols + col0) * kSize;
+    const std::byte* src = tile + i * kSize;
+    for (std::size_t j = 0; j < tile_cols; ++j)
+      std::memcpy(dst + j * kSize, src + j * tile_rows * kSize, kSize);
+  }
+}
+
+void normalise_bools(std::byte* data, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i)
+    data[i] = data[i] != std::byte{0} ? std::byte{1} : std::byte{0};
+}
+
+/// Reads a 2-d Fortran-ordered array by tiles of about kChunkBytes: each tile is read by
+/// positioned reads of its column pieces (one read when the tile holds whole columns), then
+/// written row by row, so that the output is written in runs instead of one element per
+/// cache line.
+void read_fortran_tiles(ByteSource& source, const Header& h, DType to, std::byte* out,
+                        const std::string& what) {
+  const DType from = h.dtype;
+  const std::size_t in_size = dtype_size(from), out_size = dtype_size(to);
+  const auto rows = static_cast<std::size_t>(h.shape[0]);
+  const auto cols = static_cast<std::size_t>(h.shape[1]);
+  const std::size_t width = std::max(in_size, out_size);
+  // Column pieces of 16 KiB (or whole columns), as many columns as fill the chunk.
+  const std::size_t tile_rows = std::min(rows, std::max<std::size_t>(1, (16 << 10) / in_size));
+  const std::size_t tile_cols =
+      std::min(cols, std::max<std::size_t>(1, kChunkBytes / (tile_rows * width)));
+  std::vector<std::byte> raw(tile_rows * tile_cols * in_size);
+  std::vector<std::byte> converted(from != to ? tile_rows * tile_cols * out_size : 0);
+  for (std::size_t row0 = 0; row0 < rows; row0 += tile_rows) {
+    const std::size_t r = std::min(tile_rows, rows - row0);
+    for (std::size_t col0 = 0; col0 < cols; col0 += tile_cols) {
+      const std::size_t c = std::min(tile_cols, cols - col0);
+      if (r == rows) {
+        source.read_at(col0 * rows * in_size, raw.data(), r * c * in_size, ".npy data");
+      } else {
+        for (std::size_t j = 0; j < c; ++j)
+          source.read_at(((col0 + j) * rows + row0) * in_size, raw.data() + j * r * in_size,
+                         r * in_size, ".npy data");
+      }
+      if (h.swap) byteswap_elements(raw.data(), in_size, r * c);
+      if (from == DType::Bool) normalise_bools(raw.data(), r * c);
+      const std::byte* tile = raw.data();
+      if (from != to) {
+        convert_elements(from, raw.data(), to, converted.data(), r * c, what);
+        tile = converted.data();
+      }
+      switch (out_size) {
+        case 1:
+          transpose_tile<1>(tile, r, c, row0, col0, cols, out);
+          break;
+        case 2:
+          transpose_tile<2>(tile, r, c, row0, col0, cols, out);
+          break;
+        case 4:
+          transpose_tile<4>(tile, r, c, row0, col0, cols, out);
+          break;
+        default:
+          transpose_tile<8>(tile, r, c, row0, col0, cols, out);
+          break;
+      }
+    }
+  }
+}
+
+/// Reads `count` elements described by `h` from `source` into `out` as `to`.
+void read_data(ByteSource& source, const Header& h, DType to, std::uint64_t count, std::byte* out,
+               const std::string& what) {
+  const DType from = h.dtype;
+  const std::size_t in_size = dtype_size(from), out_size = dtype_size(to);
+  // numpy writes fortran_order True only for 2-d and larger arrays; for fewer dimensions the
+  // two orders are the same.
+  const bool fortran = h.fortran && h.shape.size() >= 2;
+  if (count == 0) return;
+  if (!fortran && from == to) {
+    source.read_exact(out, static_cast<std::size_t>(count) * in_size, ".npy data");
+    if (h.swap) byteswap_elements(out, in_size, static_cast<std::size_t>(count));
+    if (from == DType::Bool) normalise_bools(out, static_cast<std::size_t>(count));
+    return;
+  }
+  if (fortran && h.shape.size() == 2 && source.random_access()) {
+    read_fortran_tiles(source, h, to, out, what);
+    return;
+  }
+  const std::size_t chunk = std::max<std::size_t>(1, kChunkBytes / std::max(in_size, out_size));
+  std::vector<std::byte> raw(std::min<std::uint64_t>(chunk, count) * in_size);
+  std::vector<std::byte> converted(fortran && from != to ? raw.size() / in_size * out_size : 0);
+  std::optional<FortranScatter> scatter;
+  if (fortran) scatter.emplace(h.shape);
+  for (std::uint64_t done = 0; done < count;) {
+    const auto k = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, count - done));
+    source.read_exact(raw.data(), k * in_size, ".npy data");
+    if (h.swap) byteswap_elements(raw.data(), in_size, k);
+    if (from == DType::Bool) normalise_bools(raw.data(), k);
+    if (!fortran) {
+      convert_elements(from, raw.data(), to, out + done * out_size, k, what);
+    } else {
+      const std::byte* values = raw.data();
+      if (from != to) {
+        convert_elements(from, raw.data(), to, converted.data(), k, what);
+        values = converted.data();
+      }
+      scatter->put(values, k, out_size, out);
+    }
+    done += k;
+  }
+}
 
 std::string descr_of(DType dtype) {
-  for (const auto& d : kDescrs)
-    if (d.dtype == dtype) return d.descr;
-  throw InvalidInput("dtype: unsupported");
-}
-
-// Value of `key` in the header dictionary, as the raw text up to the next top-level comma.
-std::string header_field(const std::string& header, const std::string& key,
-                         const std::string& name) {
-  const std::string quoted = "'" + key + "'";
-  auto pos = header.find(quoted);
-  if (pos == std::string::npos) throw InvalidInput(name + ": .npy header has no " + quoted);
-  pos = header.find(':', pos + quoted.size());
-  if (pos == std::string::npos) throw InvalidInput(name + ": malformed .npy header");
-  ++pos;
-  while (pos < header.size() && header[pos] == ' ') ++pos;
-  std::size_t end = pos;
-  int depth = 0;
-  while (end < header.size()) {
-    const char c = header[end];
-    if (c == '(') ++depth;
-    if (c == ')') --depth;
-    if ((c == ',' && depth == 0) || c == '}') break;
-    ++end;
+  const char order = kLittleHost ? '<' : '>';
+  switch (dtype) {
+    case DType::Bool:
+      return "|b1";
+    case DType::Int8:
+      return "|i1";
+    case DType::UInt8:
+      return "|u1";
+    case DType::Int16:
+      return order + std::string("i2");
+    case DType::Int32:
+      return order + std::string("i4");
+    case DType::Int64:
+      return order + std::string("i8");
+    case DType::UInt16:
+      return order + std::string("u2");
+    case DType::UInt32:
+      return order + std::string("u4");
+    case DType::UInt64:
+      return order + std::string("u8");
+    case DType::Float32:
+      return order + std::string("f4");
+    case DType::Float64:
+      return order + std::string("f8");
   }
-  return header.substr(pos, end - pos);
+  return "?";
 }
 
-std::uint16_t read_u16(const std::byte* p) {
-  return static_cast<std::uint16_t>(std::to_integer<unsigned>(p[0]) |
-                                    (std::to_integer<unsigned>(p[1]) << 8));
-}
-std::uint32_t read_u32(const std::byte* p) {
-  return static_cast<std::uint32_t>(read_u16(p)) |
-         (static_cast<std::uint32_t>(read_u16(p + 2)) << 16);
-}
-std::uint64_t read_u64(const std::byte* p) {
-  return static_cast<std::uint64_t>(read_u32(p)) |
-         (static_cast<std::uint64_t>(read_u32(p + 4)) << 32);
+void put_le(std::string& s, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
 
-void put_u16(std::string& s, std::uint16_t v) {
-  s.push_back(static_cast<char>(v & 0xff));
-  s.push_back(static_cast<char>(v >> 8));
-}
-void put_u32(std::string& s, std::uint32_t v) {
-  put_u16(s, static_cast<std::uint16_t>(v & 0xffff));
-  put_u16(s, static_cast<std::uint16_t>(v >> 16));
-}
+}  // namespace
 
 std::string npy_header(DType dtype, std::span<const std::int64_t> shape) {
   std::string dict = "{'descr': '" + descr_of(dtype) + "', 'fortran_order': False, 'shape': (";
@@ -94,11 +464,7 @@ std::string npy_header(DType dtype, std::span<const std::int64_t> shape) {
   std::string out(kMagic, kMagicLen);
   out.push_back(static_cast<char>(v2 ? 2 : 1));
   out.push_back(0);
-  if (v2) {
-    put_u32(out, static_cast<std::uint32_t>(dict.size()));
-  } else {
-    put_u16(out, static_cast<std::uint16_t>(dict.size()));
-  }
+  put_le(out, dict.size(), v2 ? 4 : 2);
   return out + dict;
 }
 
@@ -108,89 +474,37 @@ std::size_t payload_bytes(DType dtype, std::span<const std::int64_t> shape) {
   return count * dtype_size(dtype);
 }
 
-/// Opens a regular file for reading; returns its size.
-std::size_t open_file(const std::string& path, std::ifstream& in) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InvalidInput(path + ": is a directory");
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-    throw InvalidInput(path + ": not a regular file");
-  in.open(path, std::ios::binary);
-  if (!in) throw InvalidInput(path + ": cannot open file");
-  in.seekg(0, std::ios::end);
-  const auto size = in.tellg();
-  if (size < 0) throw InvalidInput(path + ": cannot read file");
-  in.seekg(0, std::ios::beg);
-  return static_cast<std::size_t>(size);
+NpyArray read_npy_stream(ByteSource& source, std::optional<DType> target, const std::string& what) {
+  const std::string& name = source.name();
+  Header h = read_header(source);
+  const DType to = target.value_or(h.dtype);
+  // Refuse an impossible conversion before anything is allocated.
+  convert_elements(h.dtype, nullptr, to, nullptr, 0, what);
+  const std::uint64_t count = element_count(h.shape, name);
+  // The header is untrusted: the data it announces must fit in what the input still holds.
+  std::uint64_t in_bytes = 0, out_bytes = 0;
+  if (__builtin_mul_overflow(count, dtype_size(h.dtype), &in_bytes) || in_bytes > source.bound())
+    throw InvalidInput(name + ": .npy header announces more data than the file holds (" +
+                       std::to_string(source.bound()) +
+                       " bytes after the header; truncated or "
+                       "corrupt)");
+  if (__builtin_mul_overflow(count, dtype_size(to), &out_bytes) ||
+      out_bytes > std::numeric_limits<std::size_t>::max() / 2)
+    throw InvalidInput(name + ": array too large");
+  NpyArray array;
+  array.dtype = to;
+  array.shape = h.shape;
+  if (to != h.dtype) array.converted_from = h.dtype;
+  // Large arrays (feature matrices read row by row in random order) go on huge pages, as
+  // NumPy's own large arrays do.
+  array.bytes.reserve(static_cast<std::size_t>(out_bytes));
+  advise_huge_pages(array.bytes.data(), static_cast<std::size_t>(out_bytes));
+  array.bytes.resize(static_cast<std::size_t>(out_bytes));
+  read_data(source, h, to, count, array.bytes.data(), what);
+  return array;
 }
 
-void read_into(std::ifstream& in, void* out, std::size_t bytes, const std::string& path) {
-  in.read(static_cast<char*>(out), static_cast<std::streamsize>(bytes));
-  if (!in) throw InvalidInput(path + ": cannot read file");
-}
-
-std::vector<std::byte> read_file(const std::string& path) {
-  std::ifstream in;
-  std::vector<std::byte> data(open_file(path, in));
-  read_into(in, data.data(), data.size(), path);
-  return data;
-}
-
-/// Where a .npy file's header text starts and where its data starts, read from the magic,
-/// the version and the header length: the first kLayoutBytes bytes of the file (fewer if the
-/// file is shorter).
-struct Layout {
-  std::size_t header = 0;
-  std::size_t data = 0;
-};
-constexpr std::size_t kLayoutBytes = kMagicLen + 6;
-Layout layout_of(std::span<const std::byte> data, const std::string& name) {
-  if (data.size() < kMagicLen + 4 || std::memcmp(data.data(), kMagic, kMagicLen) != 0)
-    throw InvalidInput(name + ": not a .npy file (bad magic)");
-  const int major = std::to_integer<int>(data[kMagicLen]);
-  if (major == 1) {
-    return {kMagicLen + 4, kMagicLen + 4 + std::size_t{read_u16(data.data() + kMagicLen + 2)}};
-  }
-  if (major == 2 || major == 3) {
-    if (data.size() < kMagicLen + 6) throw InvalidInput(name + ": truncated .npy header");
-    return {kMagicLen + 6, kMagicLen + 6 + std::size_t{read_u32(data.data() + kMagicLen + 2)}};
-  }
-  throw InvalidInput(name + ": unsupported .npy format version " + std::to_string(major));
-}
-
-}  // namespace
-
-std::size_t dtype_size(DType dtype) {
-  switch (dtype) {
-    case DType::Float32:
-    case DType::Int32:
-      return 4;
-    case DType::Float64:
-    case DType::Int64:
-      return 8;
-    case DType::Bool:
-    case DType::UInt8:
-      return 1;
-  }
-  return 0;
-}
-
-const char* dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::Float32:
-      return "float32";
-    case DType::Float64:
-      return "float64";
-    case DType::Int32:
-      return "int32";
-    case DType::Int64:
-      return "int64";
-    case DType::Bool:
-      return "bool";
-    case DType::UInt8:
-      return "uint8";
-  }
-  return "?";
-}
+}  // namespace detail
 
 std::int64_t NpyArray::size() const {
   std::int64_t n = 1;
@@ -198,113 +512,47 @@ std::int64_t NpyArray::size() const {
   return n;
 }
 
-namespace {
-
-/// dtype and shape from a .npy header into `array`; `data` holds at least the header, and
-/// `file_size` is the size of the whole file, checked against the shape. Returns the size of
-/// the data in bytes.
-std::size_t parse_header(std::span<const std::byte> data, std::size_t file_size,
-                         const std::string& name, NpyArray& array) {
-  const Layout layout = layout_of(data, name);
-  const std::size_t offset = layout.data;
-  if (offset > data.size()) throw InvalidInput(name + ": truncated .npy header");
-  const std::string header(reinterpret_cast<const char*>(data.data() + layout.header),
-                           offset - layout.header);
-
-  std::string descr = header_field(header, "descr", name);
-  descr.erase(std::remove(descr.begin(), descr.end(), '\''), descr.end());
-  if (descr.size() == 3 && descr[0] == '=') descr[0] = '<';
-  if (descr.size() == 3 && descr[0] == '<' && (descr[1] == 'b' || descr[1] == 'u')) descr[0] = '|';
-  bool found = false;
-  for (const auto& d : kDescrs) {
-    if (descr == d.descr) {
-      array.dtype = d.dtype;
-      found = true;
-    }
+void NpyArray::convert(DType target, const std::string& what) {
+  if (target == dtype) return;
+  const auto count = static_cast<std::size_t>(size());
+  const std::size_t from_size = dtype_size(dtype), to_size = dtype_size(target);
+  if (to_size <= from_size) {
+    convert_elements(dtype, bytes.data(), target, bytes.data(), count, what);
+    bytes.resize(count * to_size);
+  } else {
+    convert_elements(dtype, nullptr, target, nullptr, 0, what);
+    std::vector<std::byte> wide(count * to_size);
+    convert_elements(dtype, bytes.data(), target, wide.data(), count, what);
+    bytes = std::move(wide);
   }
-  if (!found) {
-    if (!descr.empty() && descr[0] == '>')
-      throw InvalidInput(name + ": big-endian arrays are not supported (dtype " + descr + ")");
-    throw InvalidType(name + ": unsupported dtype " + descr +
-                      " (expected float32, float64, int32, int64, bool or uint8)");
-  }
-  if (header_field(header, "fortran_order", name) != "False")
-    throw InvalidInput(name + ": Fortran-ordered arrays are not supported; save a C-ordered copy");
-  std::string shape = header_field(header, "shape", name);
-  shape.erase(std::remove_if(shape.begin(), shape.end(),
-                             [](char c) { return c == '(' || c == ')' || c == ' '; }),
-              shape.end());
-  std::size_t pos = 0;
-  while (pos < shape.size()) {
-    const auto comma = shape.find(',', pos);
-    const auto token =
-        shape.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    if (!token.empty()) {
-      try {
-        array.shape.push_back(std::stoll(token));
-      } catch (const std::exception&) {
-        throw InvalidInput(name + ": malformed shape in .npy header");
-      }
-      if (array.shape.back() < 0) throw InvalidInput(name + ": negative extent in .npy header");
-    }
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  // The header is untrusted: check the element count for overflow before using it.
-  std::size_t count = 1;
-  for (auto extent : array.shape) {
-    if (extent != 0 && count > (file_size - offset) / static_cast<std::size_t>(extent))
-      throw InvalidInput(name + ": .npy shape does not match the file size (truncated or corrupt)");
-    count *= static_cast<std::size_t>(extent);
-  }
-  const std::size_t bytes = count * dtype_size(array.dtype);
-  if (file_size - offset < bytes)
-    throw InvalidInput(name + ": truncated .npy data (" + std::to_string(file_size - offset) +
-                       " of " + std::to_string(bytes) + " bytes)");
-  return bytes;
+  if (!converted_from) converted_from = dtype;
+  dtype = target;
+  if (converted_from == dtype) converted_from.reset();
 }
 
-}  // namespace
-
-NpyArray parse_npy(std::span<const std::byte> data, const std::string& name) {
-  NpyArray array;
-  const std::size_t bytes = parse_header(data, data.size(), name, array);
-  const std::size_t offset = layout_of(data, name).data;
-  array.bytes.assign(data.begin() + static_cast<std::ptrdiff_t>(offset),
-                     data.begin() + static_cast<std::ptrdiff_t>(offset + bytes));
-  return array;
+std::string NpyArray::conversion() const {
+  return converted_from ? conversion_name(*converted_from, dtype) : std::string();
 }
 
 NpyArray read_npy(const std::string& path) {
-  // The header first, then the data straight into the array's buffer: one copy of the data in
-  // memory, not two.
-  std::ifstream in;
-  const std::size_t file_size = open_file(path, in);
-  std::vector<std::byte> head(std::min(file_size, kLayoutBytes));
-  read_into(in, head.data(), head.size(), path);
-  const std::size_t offset = layout_of(head, path).data;
-  if (offset > file_size) throw InvalidInput(path + ": truncated .npy header");
-  const std::size_t have = head.size();
-  if (offset > have) {
-    head.resize(offset);
-    read_into(in, head.data() + have, offset - have, path);
-  }
-  NpyArray array;
-  const std::size_t bytes = parse_header(head, file_size, path, array);
-  in.seekg(static_cast<std::streamoff>(offset));
-  // Large arrays (feature matrices read row by row in random order) go on huge pages, as
-  // NumPy's own large arrays do.
-  array.bytes.reserve(bytes);
-  advise_huge_pages(array.bytes.data(), bytes);
-  array.bytes.resize(bytes);
-  read_into(in, array.bytes.data(), bytes, path);
-  return array;
+  detail::FileSource source(path);
+  return detail::read_npy_stream(source, std::nullopt, path);
+}
+
+NpyArray read_npy(const std::string& path, DType dtype, const std::string& what) {
+  detail::FileSource source(path);
+  return detail::read_npy_stream(source, dtype, what);
+}
+
+NpyArray parse_npy(std::span<const std::byte> data, const std::string& name) {
+  detail::MemorySource source(data, name);
+  return detail::read_npy_stream(source, std::nullopt, name);
 }
 
 std::vector<std::byte> encode_npy(DType dtype, std::span<const std::int64_t> shape,
                                   const void* data) {
-  const std::string header = npy_header(dtype, shape);
-  const std::size_t bytes = payload_bytes(dtype, shape);
+  const std::string header = detail::npy_header(dtype, shape);
+  const std::size_t bytes = detail::payload_bytes(dtype, shape);
   std::vector<std::byte> out(header.size() + bytes);
   std::memcpy(out.data(), header.data(), header.size());
   if (bytes > 0) std::memcpy(out.data() + header.size(), data, bytes);
@@ -313,192 +561,13 @@ std::vector<std::byte> encode_npy(DType dtype, std::span<const std::int64_t> sha
 
 void write_npy(const std::string& path, DType dtype, std::span<const std::int64_t> shape,
                const void* data) {
+  const std::string header = detail::npy_header(dtype, shape);
   std::ofstream out(path, std::ios::binary);
   if (!out) throw InvalidInput(path + ": cannot open for writing");
-  const std::string header = npy_header(dtype, shape);
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
   out.write(static_cast<const char*>(data),
-            static_cast<std::streamsize>(payload_bytes(dtype, shape)));
+            static_cast<std::streamsize>(detail::payload_bytes(dtype, shape)));
   if (!out) throw InvalidInput(path + ": write failed");
-}
-
-std::map<std::string, NpyArray> read_npz(const std::string& path) {
-  const auto data = read_file(path);
-  const std::size_t n = data.size();
-  if (n < 22) throw InvalidInput(path + ": not an .npz archive");
-  // End of central directory: search backwards for its signature.
-  std::size_t eocd = std::string::npos;
-  for (std::size_t i = n - 22 + 1; i-- > 0 && n - i <= 22 + 65535;) {
-    if (read_u32(data.data() + i) == 0x06054b50u) {
-      eocd = i;
-      break;
-    }
-  }
-  if (eocd == std::string::npos)
-    throw InvalidInput(path + ": not an .npz archive (no zip directory)");
-  std::uint64_t entries = read_u16(data.data() + eocd + 10);
-  std::uint64_t cd_offset = read_u32(data.data() + eocd + 16);
-  if (cd_offset == 0xffffffffu && eocd >= 20 && read_u32(data.data() + eocd - 20) == 0x07064b50u) {
-    const std::uint64_t z64 = read_u64(data.data() + eocd - 20 + 8);
-    if (z64 + 56 > n) throw InvalidInput(path + ": corrupt zip64 directory");
-    entries = read_u64(data.data() + z64 + 32);
-    cd_offset = read_u64(data.data() + z64 + 48);
-  }
-  std::map<std::string, NpyArray> out;
-  std::size_t p = cd_offset;
-  for (std::uint64_t e = 0; e < entries; ++e) {
-    if (p + 46 > n || read_u32(data.data() + p) != 0x02014b50u)
-      throw InvalidInput(path + ": corrupt zip directory");
-    const std::uint16_t method = read_u16(data.data() + p + 10);
-    std::uint64_t csize = read_u32(data.data() + p + 20);
-    std::uint64_t usize = read_u32(data.data() + p + 24);
-    const std::uint16_t name_len = read_u16(data.data() + p + 28);
-    const std::uint16_t extra_len = read_u16(data.data() + p + 30);
-    const std::uint16_t comment_len = read_u16(data.data() + p + 32);
-    std::uint64_t local = read_u32(data.data() + p + 42);
-    if (p + 46 + name_len + extra_len > n) throw InvalidInput(path + ": corrupt zip directory");
-    std::string name(reinterpret_cast<const char*>(data.data() + p + 46), name_len);
-    // ZIP64 extra field: the 0xffffffff fields follow in the order usize, csize, offset.
-    std::size_t x = p + 46 + name_len;
-    const std::size_t x_end = x + extra_len;
-    while (x + 4 <= x_end) {
-      const std::uint16_t id = read_u16(data.data() + x);
-      const std::uint16_t len = read_u16(data.data() + x + 2);
-      if (id == 0x0001) {
-        std::size_t q = x + 4;
-        if (usize == 0xffffffffu) {
-          usize = read_u64(data.data() + q);
-          q += 8;
-        }
-        if (csize == 0xffffffffu) {
-          csize = read_u64(data.data() + q);
-          q += 8;
-        }
-        if (local == 0xffffffffu) {
-          local = read_u64(data.data() + q);
-        }
-      }
-      x += 4 + len;
-    }
-    p = x_end + comment_len;
-    if (local + 30 > n || read_u32(data.data() + local) != 0x04034b50u)
-      throw InvalidInput(path + ": corrupt zip member " + name);
-    const std::size_t start =
-        local + 30 + read_u16(data.data() + local + 26) + read_u16(data.data() + local + 28);
-    if (start + csize > n) throw InvalidInput(path + ": truncated zip member " + name);
-    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0)
-      name.resize(name.size() - 4);
-    if (method == 0) {
-      out[name] = parse_npy(std::span(data).subspan(start, csize), path + ":" + name);
-    } else if (method == 8) {
-      std::vector<std::byte> raw(usize);
-      z_stream zs{};
-      if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) throw InvalidInput(path + ": inflate failed");
-      zs.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(data.data() + start));
-      zs.avail_in = static_cast<uInt>(csize);
-      zs.next_out = reinterpret_cast<Bytef*>(raw.data());
-      zs.avail_out = static_cast<uInt>(usize);
-      const int rc = inflate(&zs, Z_FINISH);
-      inflateEnd(&zs);
-      if (rc != Z_STREAM_END) throw InvalidInput(path + ": corrupt deflated member " + name);
-      out[name] = parse_npy(raw, path + ":" + name);
-    } else {
-      throw InvalidInput(path + ": unsupported zip compression method " + std::to_string(method));
-    }
-  }
-  return out;
-}
-
-NpzWriter::NpzWriter(const std::string& path) : path_(path), out_(path, std::ios::binary) {
-  if (!out_) throw InvalidInput(path + ": cannot open for writing");
-}
-
-NpzWriter::~NpzWriter() {
-  if (!closed_) {
-    try {
-      close();
-    } catch (...) {  // NOLINT(bugprone-empty-catch): destructors must not throw
-    }
-  }
-}
-
-void NpzWriter::add(const std::string& name, DType dtype, std::span<const std::int64_t> shape,
-                    const void* data) {
-  const std::string header = npy_header(dtype, shape);
-  const std::size_t bytes = payload_bytes(dtype, shape);
-  Entry entry;
-  entry.name = name + ".npy";
-  entry.size = header.size() + bytes;
-  entry.offset = static_cast<std::uint64_t>(out_.tellp());
-  if (entry.size >= 0xffffffffu || entry.offset >= 0xffffffffu)
-    throw InvalidInput(path_ + ": .npz members above 4 GiB are not supported; write .npy files");
-  uLong crc = crc32(0L, Z_NULL, 0);
-  crc = crc32(crc, reinterpret_cast<const Bytef*>(header.data()), static_cast<uInt>(header.size()));
-  const auto* p = static_cast<const Bytef*>(data);
-  for (std::size_t done = 0; done < bytes;) {
-    const std::size_t chunk = std::min<std::size_t>(bytes - done, 1u << 30);
-    crc = crc32(crc, p + done, static_cast<uInt>(chunk));
-    done += chunk;
-  }
-  entry.crc = static_cast<std::uint32_t>(crc);
-  std::string local;
-  put_u32(local, 0x04034b50u);
-  put_u16(local, 20);    // version needed
-  put_u16(local, 0);     // flags
-  put_u16(local, 0);     // stored
-  put_u16(local, 0);     // time
-  put_u16(local, 0x21);  // date: 1980-01-01
-  put_u32(local, entry.crc);
-  put_u32(local, static_cast<std::uint32_t>(entry.size));
-  put_u32(local, static_cast<std::uint32_t>(entry.size));
-  put_u16(local, static_cast<std::uint16_t>(entry.name.size()));
-  put_u16(local, 0);
-  local += entry.name;
-  out_.write(local.data(), static_cast<std::streamsize>(local.size()));
-  out_.write(header.data(), static_cast<std::streamsize>(header.size()));
-  out_.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
-  if (!out_) throw InvalidInput(path_ + ": write failed");
-  entries_.push_back(entry);
-}
-
-void NpzWriter::close() {
-  if (closed_) return;
-  closed_ = true;
-  const auto cd_start = static_cast<std::uint64_t>(out_.tellp());
-  std::string cd;
-  for (const auto& e : entries_) {
-    put_u32(cd, 0x02014b50u);
-    put_u16(cd, 20);
-    put_u16(cd, 20);
-    put_u16(cd, 0);
-    put_u16(cd, 0);
-    put_u16(cd, 0);
-    put_u16(cd, 0x21);
-    put_u32(cd, e.crc);
-    put_u32(cd, static_cast<std::uint32_t>(e.size));
-    put_u32(cd, static_cast<std::uint32_t>(e.size));
-    put_u16(cd, static_cast<std::uint16_t>(e.name.size()));
-    put_u16(cd, 0);
-    put_u16(cd, 0);
-    put_u16(cd, 0);
-    put_u16(cd, 0);
-    put_u32(cd, 0);
-    put_u32(cd, static_cast<std::uint32_t>(e.offset));
-    cd += e.name;
-  }
-  std::string end;
-  put_u32(end, 0x06054b50u);
-  put_u16(end, 0);
-  put_u16(end, 0);
-  put_u16(end, static_cast<std::uint16_t>(entries_.size()));
-  put_u16(end, static_cast<std::uint16_t>(entries_.size()));
-  put_u32(end, static_cast<std::uint32_t>(cd.size()));
-  put_u32(end, static_cast<std::uint32_t>(cd_start));
-  put_u16(end, 0);
-  out_.write(cd.data(), static_cast<std::streamsize>(cd.size()));
-  out_.write(end.data(), static_cast<std::streamsize>(end.size()));
-  out_.close();
-  if (!out_) throw InvalidInput(path_ + ": write failed");
 }
 
 }  // namespace birkhoff::io

@@ -83,23 +83,18 @@ constexpr std::int64_t kTile = 128;
 // 2 x kNR accumulators: 24 of AVX-512's 32 registers, 12 of AVX2's 16.
 constexpr std::int64_t kNR = HWY_MAX_BYTES >= 64 ? 12 : 6;
 
-template <class T>
-struct Scratch {
-  hwy::AlignedFreeUniquePtr<T[]> packed;  // kPanels * P * d
-  hwy::AlignedFreeUniquePtr<T[]> logits;  // kTile * P
-  hwy::AlignedFreeUniquePtr<T[]> max;     // kPanels * P
-  hwy::AlignedFreeUniquePtr<T[]> sum;     // kPanels * P
-  hwy::AlignedFreeUniquePtr<T[]> values;  // kPanels * dv * P (k-major per panel)
-};
-
 // Logits of NR columns starting at column j for the P rows of one packed panel:
-// out[c * P + r] = scale * <x_r, y_{j+c}> + bias_{j+c}. Two row vectors times NR broadcast
-// columns gives 2 * NR independent FMA chains, enough to cover the FMA latency on AVX2.
-template <int NR, class D>
+// out[c * P + r] = scale * <x_r, y_{j+c}> + bias_{j+c} (+ the label bias of row r and column
+// j+c when kLabels: one vector load from the panel's label table, no gather). Two row vectors
+// times NR broadcast columns gives 2 * NR independent FMA chains, enough to cover the FMA
+// latency on AVX2.
+template <int NR, bool kLabels, class D>
 HWY_INLINE void MicroKernel(D d, const hn::TFromD<D>* HWY_RESTRICT panel,
                             const hn::TFromD<D>* HWY_RESTRICT y, std::int64_t y_stride,
                             std::int64_t dim, const hn::TFromD<D>* HWY_RESTRICT bias,
-                            hn::TFromD<D> scale, hn::TFromD<D>* HWY_RESTRICT out) {
+                            hn::TFromD<D> scale, const hn::TFromD<D>* HWY_RESTRICT panel_labels,
+                            const std::int32_t* HWY_RESTRICT col_labels,
+                            hn::TFromD<D>* HWY_RESTRICT out) {
   using T = hn::TFromD<D>;
   using V = hn::Vec<D>;
   const std::int64_t N = static_cast<std::int64_t>(hn::Lanes(d));
@@ -121,24 +116,34 @@ HWY_INLINE void MicroKernel(D d, const hn::TFromD<D>* HWY_RESTRICT panel,
   }
   const V s = hn::Set(d, scale);
   for (int c = 0; c < NR; ++c) {
-    const V b = hn::Set(d, bias[c]);
-    hn::Store(hn::MulAdd(acc0[c], s, b), d, out + c * 2 * N);
-    hn::Store(hn::MulAdd(acc1[c], s, b), d, out + c * 2 * N + N);
+    V b0 = hn::Set(d, bias[c]);
+    V b1 = b0;
+    if constexpr (kLabels) {
+      const T* row = panel_labels + static_cast<std::int64_t>(col_labels[c]) * 2 * N;
+      b0 = hn::Add(b0, hn::Load(d, row));
+      b1 = hn::Add(b1, hn::Load(d, row + N));
+    }
+    hn::Store(hn::MulAdd(acc0[c], s, b0), d, out + c * 2 * N);
+    hn::Store(hn::MulAdd(acc1[c], s, b1), d, out + c * 2 * N + N);
   }
 }
 
-template <class D>
+template <bool kLabels, class D>
 HWY_INLINE void TileLogits(D d, const hn::TFromD<D>* panel, const hn::TFromD<D>* y,
                            std::int64_t y_stride, std::int64_t dim, const hn::TFromD<D>* bias,
-                           hn::TFromD<D> scale, std::int64_t cols, hn::TFromD<D>* out) {
+                           hn::TFromD<D> scale, const hn::TFromD<D>* panel_labels,
+                           const std::int32_t* col_labels, std::int64_t cols, hn::TFromD<D>* out) {
   const std::int64_t P = 2 * static_cast<std::int64_t>(hn::Lanes(d));
   std::int64_t c = 0;
   for (; c + kNR <= cols; c += kNR)
-    MicroKernel<kNR>(d, panel, y + c * y_stride, y_stride, dim, bias + c, scale, out + c * P);
+    MicroKernel<kNR, kLabels>(d, panel, y + c * y_stride, y_stride, dim, bias + c, scale,
+                              panel_labels, kLabels ? col_labels + c : nullptr, out + c * P);
   for (; c + 4 <= cols; c += 4)
-    MicroKernel<4>(d, panel, y + c * y_stride, y_stride, dim, bias + c, scale, out + c * P);
+    MicroKernel<4, kLabels>(d, panel, y + c * y_stride, y_stride, dim, bias + c, scale,
+                            panel_labels, kLabels ? col_labels + c : nullptr, out + c * P);
   for (; c < cols; ++c)
-    MicroKernel<1>(d, panel, y + c * y_stride, y_stride, dim, bias + c, scale, out + c * P);
+    MicroKernel<1, kLabels>(d, panel, y + c * y_stride, y_stride, dim, bias + c, scale,
+                            panel_labels, kLabels ? col_labels + c : nullptr, out + c * P);
 }
 
 // Online LogSumExp update of one panel's state with one tile of logits (kernels doc, §2.4).
@@ -146,7 +151,7 @@ template <class D>
 HWY_INLINE void Epilogue(D d, const hn::TFromD<D>* HWY_RESTRICT logits, std::int64_t cols,
                          hn::TFromD<D>* HWY_RESTRICT max, hn::TFromD<D>* HWY_RESTRICT sum,
                          const hn::TFromD<D>* HWY_RESTRICT values, std::int64_t dv,
-                         hn::TFromD<D>* HWY_RESTRICT acc) {
+                         const hn::TFromD<D>* HWY_RESTRICT mod, hn::TFromD<D>* HWY_RESTRICT acc) {
   using T = hn::TFromD<D>;
   using V = hn::Vec<D>;
   const std::int64_t N = static_cast<std::int64_t>(hn::Lanes(d));
@@ -172,9 +177,11 @@ HWY_INLINE void Epilogue(D d, const hn::TFromD<D>* HWY_RESTRICT logits, std::int
       for (std::int64_t c = 0; c < cols; ++c) {
         const V w = Exp2NonPositive(d, hn::Sub(hn::Load(d, z + c * P), safe_max));
         tile_sum = hn::Add(tile_sum, w);
+        // Modulated values: the weight times the second dot product of this row and column.
+        const V wv = mod ? hn::Mul(w, hn::Load(d, mod + h * N + c * P)) : w;
         const T* vc = values + c * dv;
         for (std::int64_t k = 0; k < dv; ++k)
-          hn::Store(hn::MulAdd(w, hn::Set(d, vc[k]), hn::Load(d, o + k * P)), d, o + k * P);
+          hn::Store(hn::MulAdd(wv, hn::Set(d, vc[k]), hn::Load(d, o + k * P)), d, o + k * P);
       }
     }
     hn::Store(hn::MulAdd(hn::Load(d, sum + h * N), rescale, tile_sum), d, sum + h * N);
@@ -182,81 +189,201 @@ HWY_INLINE void Epilogue(D d, const hn::TFromD<D>* HWY_RESTRICT logits, std::int
   }
 }
 
+// Packs rows [row0, row0 + rows) of src (stride `stride`, `dim` coordinates) into panels of P
+// rows, k-major: panel p, coordinate k, row r -> dst[(p * dim + k) * P + r]; pads rows with 0.
 template <class T>
-void RowLse(const LseArgs<T>& a) {
+void PackPanels(const T* src, std::int64_t stride, std::int64_t dim, std::int64_t row0,
+                std::int64_t rows, std::int64_t P, T* dst) {
+  const std::int64_t panels = (rows + P - 1) / P;
+  for (std::int64_t p = 0; p < panels; ++p) {
+    T* out = dst + p * dim * P;
+    for (std::int64_t r = 0; r < P; ++r) {
+      const std::int64_t i = p * P + r;
+      if (i < rows) {
+        const T* row = src + (row0 + i) * stride;
+        for (std::int64_t k = 0; k < dim; ++k) out[k * P + r] = row[k];
+      } else {
+        for (std::int64_t k = 0; k < dim; ++k) out[k * P + r] = T(0);
+      }
+    }
+  }
+}
+
+template <class T>
+hwy::AlignedFreeUniquePtr<T[]> Allocate(std::int64_t count) {
+  return hwy::AllocateAligned<T>(static_cast<std::size_t>(std::max<std::int64_t>(count, 1)));
+}
+
+// Threads for a pass: no more than row blocks, and at least ~2^24 units of work (a few ms) per
+// thread: below that the fork/join costs more than it saves, badly so on a loaded machine where
+// a descheduled thread holds the barrier. Results do not depend on the thread count.
+inline int PassThreads(int requested, std::int64_t blocks, std::int64_t work) {
+  const std::int64_t useful = std::max<std::int64_t>(1, std::min(blocks, work >> 24));
+  return static_cast<int>(
+      std::min<std::int64_t>(requested > 0 ? requested : omp_get_max_threads(), useful));
+}
+
+template <class T, bool kLabels>
+void RowLseImpl(const LseArgs<T>& a) {
   const hn::ScalableTag<T> d;
   const std::int64_t N = static_cast<std::int64_t>(hn::Lanes(d));
   const std::int64_t P = 2 * N;
   const std::int64_t dim = a.d;
   const std::int64_t dv = a.values ? a.dv : 0;
+  const std::int64_t dm = dv && a.mod_x ? a.dm : 0;
+  const std::int64_t labels = kLabels ? a.num_labels : 0;
   const std::int64_t block_rows = kPanels * P;
   const std::int64_t blocks = (a.n + block_rows - 1) / block_rows;
   // L2 chunk: about 128 KiB of y rows (and values), at least one tile.
-  const std::int64_t row_bytes = static_cast<std::int64_t>(sizeof(T)) * (dim + dv);
+  const std::int64_t row_bytes = static_cast<std::int64_t>(sizeof(T)) * (dim + dv + dm);
   const std::int64_t chunk = std::max<std::int64_t>(
       kTile, (131072 / std::max<std::int64_t>(row_bytes, 1)) / kTile * kTile);
-  // No more threads than row blocks, and at least ~2^24 units of work (a few ms) per thread:
-  // below that the fork/join costs more than it saves, badly so on a loaded machine where a
-  // descheduled thread holds the barrier. Results do not depend on the thread count.
-  const std::int64_t work = a.n * a.m * (dim + dv + 8);
-  const std::int64_t useful = std::max<std::int64_t>(1, std::min(blocks, work >> 24));
-  const int threads = static_cast<int>(
-      std::min<std::int64_t>(a.num_threads > 0 ? a.num_threads : omp_get_max_threads(), useful));
+  const int threads = PassThreads(a.num_threads, blocks, a.n * a.m * (dim + dv + dm + 8));
 
 #pragma omp parallel num_threads(threads)
   {
-    Scratch<T> s;
-    s.packed = hwy::AllocateAligned<T>(
-        static_cast<std::size_t>(std::max<std::int64_t>(kPanels * P * dim, 1)));
-    s.logits = hwy::AllocateAligned<T>(static_cast<std::size_t>(kTile * P));
-    s.max = hwy::AllocateAligned<T>(static_cast<std::size_t>(kPanels * P));
-    s.sum = hwy::AllocateAligned<T>(static_cast<std::size_t>(kPanels * P));
-    s.values = hwy::AllocateAligned<T>(
-        static_cast<std::size_t>(std::max<std::int64_t>(kPanels * dv * P, 1)));
+    auto packed = Allocate<T>(kPanels * P * dim);
+    auto logits = Allocate<T>(kTile * P);
+    auto max = Allocate<T>(kPanels * P);
+    auto sum = Allocate<T>(kPanels * P);
+    auto values = Allocate<T>(kPanels * dv * P);
+    // Per panel, the label bias of its rows against every label: a column's bias is then one
+    // vector load (row r, label v -> panel_labels[(p * labels + v) * P + r]).
+    auto panel_labels = Allocate<T>(kPanels * labels * P);
+    auto packed_mod = Allocate<T>(kPanels * P * dm);
+    auto mod = Allocate<T>(dm ? kTile * P : 0);
+    auto zeros = Allocate<T>(dm ? kTile : 0);
+    if (dm) std::fill_n(zeros.get(), kTile, T(0));
 
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t b = 0; b < blocks; ++b) {
       const std::int64_t row0 = b * block_rows;
       const std::int64_t rows = std::min(block_rows, a.n - row0);
       const std::int64_t panels = (rows + P - 1) / P;
-      // Pack: panel p, coordinate k, row r -> packed[(p * dim + k) * P + r]; pad rows with 0.
-      for (std::int64_t p = 0; p < panels; ++p) {
-        T* dst = s.packed.get() + p * dim * P;
-        for (std::int64_t r = 0; r < P; ++r) {
-          const std::int64_t i = row0 + p * P + r;
-          if (i < a.n) {
-            const T* src = a.x + i * a.x_stride;
-            for (std::int64_t k = 0; k < dim; ++k) dst[k * P + r] = src[k];
-          } else {
-            for (std::int64_t k = 0; k < dim; ++k) dst[k * P + r] = T(0);
-          }
+      PackPanels(a.x, a.x_stride, dim, row0, rows, P, packed.get());
+      if (dm) PackPanels(a.mod_x, a.mod_x_stride, dm, row0, rows, P, packed_mod.get());
+      if constexpr (kLabels) {
+        for (std::int64_t r = 0; r < panels * P; ++r) {
+          const std::int64_t p = r / P, lane = r % P;
+          const T* table = r < rows ? a.label_bias + a.row_labels[row0 + r] * labels : nullptr;
+          for (std::int64_t v = 0; v < labels; ++v)
+            panel_labels[static_cast<std::size_t>((p * labels + v) * P + lane)] =
+                table ? table[v] : T(0);
         }
       }
-      std::fill_n(s.max.get(), panels * P, -std::numeric_limits<T>::infinity());
-      std::fill_n(s.sum.get(), panels * P, T(0));
-      std::fill_n(s.values.get(), panels * dv * P, T(0));
+      std::fill_n(max.get(), panels * P, -std::numeric_limits<T>::infinity());
+      std::fill_n(sum.get(), panels * P, T(0));
+      std::fill_n(values.get(), panels * dv * P, T(0));
 
       for (std::int64_t c0 = 0; c0 < a.m; c0 += chunk) {
         const std::int64_t c1 = std::min(a.m, c0 + chunk);
         for (std::int64_t p = 0; p < panels; ++p) {
-          const T* panel = s.packed.get() + p * dim * P;
+          const T* panel = packed.get() + p * dim * P;
+          const T* lab = kLabels ? panel_labels.get() + p * labels * P : nullptr;
           for (std::int64_t t0 = c0; t0 < c1; t0 += kTile) {
             const std::int64_t cols = std::min(kTile, c1 - t0);
-            TileLogits(d, panel, a.y + t0 * a.y_stride, a.y_stride, dim, a.bias + t0, a.scale, cols,
-                       s.logits.get());
-            Epilogue(d, s.logits.get(), cols, s.max.get() + p * P, s.sum.get() + p * P,
-                     dv ? a.values + t0 * dv : nullptr, dv, s.values.get() + p * dv * P);
+            TileLogits<kLabels>(d, panel, a.y + t0 * a.y_stride, a.y_stride, dim, a.bias + t0,
+                                a.scale, lab, kLabels ? a.col_labels + t0 : nullptr, cols,
+                                logits.get());
+            if (dm)
+              TileLogits<false>(d, packed_mod.get() + p * dm * P, a.mod_y + t0 * a.mod_y_stride,
+                                a.mod_y_stride, dm, zeros.get(), T(1), nullptr, nullptr, cols,
+                                mod.get());
+            Epilogue(d, logits.get(), cols, max.get() + p * P, sum.get() + p * P,
+                     dv ? a.values + t0 * dv : nullptr, dv, dm ? mod.get() : nullptr,
+                     values.get() + p * dv * P);
           }
         }
       }
 
       for (std::int64_t r = 0; r < rows; ++r) {
         const std::int64_t p = r / P, lane = r % P;
-        a.row_max[row0 + r] = s.max[static_cast<std::size_t>(p * P + lane)];
-        a.row_sum[row0 + r] = s.sum[static_cast<std::size_t>(p * P + lane)];
+        a.row_max[row0 + r] = max[static_cast<std::size_t>(p * P + lane)];
+        a.row_sum[row0 + r] = sum[static_cast<std::size_t>(p * P + lane)];
         for (std::int64_t k = 0; k < dv; ++k)
           a.row_values[(row0 + r) * dv + k] =
-              s.values[static_cast<std::size_t>((p * dv + k) * P + lane)];
+              values[static_cast<std::size_t>((p * dv + k) * P + lane)];
+      }
+    }
+  }
+}
+
+template <class T>
+void RowLse(const LseArgs<T>& a) {
+  if (a.label_bias && a.num_labels > 0) {
+    RowLseImpl<T, true>(a);
+  } else {
+    RowLseImpl<T, false>(a);
+  }
+}
+
+// Running (min, first argmin) of one panel's rows over one tile of values; strict < keeps the
+// smallest column index on ties, since columns arrive in increasing order.
+template <class D>
+HWY_INLINE void MinEpilogue(D d, const hn::TFromD<D>* HWY_RESTRICT z, std::int64_t cols,
+                            std::int64_t col0, hn::TFromD<D>* HWY_RESTRICT best,
+                            hwy::MakeSigned<hn::TFromD<D>>* HWY_RESTRICT arg) {
+  const hn::RebindToSigned<D> di;
+  using TI = hwy::MakeSigned<hn::TFromD<D>>;
+  const std::int64_t N = static_cast<std::int64_t>(hn::Lanes(d));
+  const std::int64_t P = 2 * N;
+  for (std::int64_t h = 0; h < 2; ++h) {
+    auto b = hn::Load(d, best + h * N);
+    auto idx = hn::Load(di, arg + h * N);
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const auto v = hn::Load(d, z + h * N + c * P);
+      const auto lt = hn::Lt(v, b);
+      b = hn::IfThenElse(lt, v, b);
+      idx = hn::IfThenElse(hn::RebindMask(di, lt), hn::Set(di, static_cast<TI>(col0 + c)), idx);
+    }
+    hn::Store(b, d, best + h * N);
+    hn::Store(idx, di, arg + h * N);
+  }
+}
+
+template <class T>
+void RowMin(const MinArgs<T>& a) {
+  using TI = hwy::MakeSigned<T>;
+  const hn::ScalableTag<T> d;
+  const std::int64_t N = static_cast<std::int64_t>(hn::Lanes(d));
+  const std::int64_t P = 2 * N;
+  const std::int64_t dim = a.d;
+  const std::int64_t block_rows = kPanels * P;
+  const std::int64_t blocks = (a.n + block_rows - 1) / block_rows;
+  const std::int64_t row_bytes = static_cast<std::int64_t>(sizeof(T)) * dim;
+  const std::int64_t chunk = std::max<std::int64_t>(
+      kTile, (131072 / std::max<std::int64_t>(row_bytes, 1)) / kTile * kTile);
+  const int threads = PassThreads(a.num_threads, blocks, a.n * a.m * (dim + 4));
+
+#pragma omp parallel num_threads(threads)
+  {
+    auto packed = Allocate<T>(kPanels * P * dim);
+    auto logits = Allocate<T>(kTile * P);
+    auto best = Allocate<T>(kPanels * P);
+    auto arg = Allocate<TI>(kPanels * P);
+
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      const std::int64_t row0 = b * block_rows;
+      const std::int64_t rows = std::min(block_rows, a.n - row0);
+      const std::int64_t panels = (rows + P - 1) / P;
+      PackPanels(a.x, a.x_stride, dim, row0, rows, P, packed.get());
+      std::fill_n(best.get(), panels * P, std::numeric_limits<T>::infinity());
+      std::fill_n(arg.get(), panels * P, TI(-1));
+      for (std::int64_t c0 = 0; c0 < a.m; c0 += chunk) {
+        const std::int64_t c1 = std::min(a.m, c0 + chunk);
+        for (std::int64_t p = 0; p < panels; ++p) {
+          for (std::int64_t t0 = c0; t0 < c1; t0 += kTile) {
+            const std::int64_t cols = std::min(kTile, c1 - t0);
+            TileLogits<false>(d, packed.get() + p * dim * P, a.y + t0 * a.y_stride, a.y_stride, dim,
+                              a.bias + t0, a.scale, nullptr, nullptr, cols, logits.get());
+            MinEpilogue(d, logits.get(), cols, t0, best.get() + p * P, arg.get() + p * P);
+          }
+        }
+      }
+      for (std::int64_t r = 0; r < rows; ++r) {
+        a.row_min[row0 + r] = best[static_cast<std::size_t>(r)];
+        a.row_argmin[row0 + r] = static_cast<std::int64_t>(arg[static_cast<std::size_t>(r)]);
       }
     }
   }
@@ -287,6 +414,8 @@ double FmaProbe(std::int64_t iterations, int num_threads) {
 
 void RowLseF32(const LseArgs<float>& a) { RowLse(a); }
 void RowLseF64(const LseArgs<double>& a) { RowLse(a); }
+void RowMinF32(const MinArgs<float>& a) { RowMin(a); }
+void RowMinF64(const MinArgs<double>& a) { RowMin(a); }
 void Exp2F32(const float* x, float* out, std::int64_t n) { Exp2Array(x, out, n); }
 void Exp2F64(const double* x, double* out, std::int64_t n) { Exp2Array(x, out, n); }
 

@@ -22,6 +22,8 @@ namespace birkhoff::kernels {
 
 HWY_EXPORT(RowLseF32);
 HWY_EXPORT(RowLseF64);
+HWY_EXPORT(RowMinF32);
+HWY_EXPORT(RowMinF64);
 HWY_EXPORT(Exp2F32);
 HWY_EXPORT(Exp2F64);
 HWY_EXPORT(FmaProbe);
@@ -34,6 +36,20 @@ void check(const LseArgs<T>& a) {
   require(a.m == 0 || (a.y && a.y_stride >= a.d && a.bias), "lse.y", "missing or bad stride");
   require(a.n == 0 || (a.row_max && a.row_sum), "lse.row_max", "missing output");
   require(a.dv == 0 || (a.values && a.row_values), "lse.values", "missing values or output");
+  require(a.dm == 0 || (a.mod_x && a.mod_y && a.mod_x_stride >= a.dm && a.mod_y_stride >= a.dm),
+          "lse.mod_x", "missing modulation operands or bad stride");
+  require(a.num_labels == 0 ||
+              (a.label_bias && (a.n == 0 || a.row_labels) && (a.m == 0 || a.col_labels)),
+          "lse.label_bias", "missing label table or labels");
+}
+
+template <class T>
+void check(const MinArgs<T>& a) {
+  require(a.n >= 0 && a.m >= 0 && a.d >= 0, "min", "negative size");
+  require(a.n == 0 || (a.x && a.x_stride >= a.d), "min.x", "missing or bad stride");
+  require(a.m == 0 || (a.y && a.y_stride >= a.d && a.bias), "min.y", "missing or bad stride");
+  require(a.n == 0 || (a.row_min && a.row_argmin), "min.row_min", "missing output");
+  require(sizeof(T) == 8 || a.m < (std::int64_t{1} << 31), "min.y", "too many columns");
 }
 }  // namespace
 
@@ -44,6 +60,14 @@ void row_lse(const LseArgs<float>& args) {
 void row_lse(const LseArgs<double>& args) {
   check(args);
   HWY_DYNAMIC_DISPATCH(RowLseF64)(args);
+}
+void row_min(const MinArgs<float>& args) {
+  check(args);
+  HWY_DYNAMIC_DISPATCH(RowMinF32)(args);
+}
+void row_min(const MinArgs<double>& args) {
+  check(args);
+  HWY_DYNAMIC_DISPATCH(RowMinF64)(args);
 }
 void exp2_nonpositive(const float* x, float* out, std::int64_t count) {
   HWY_DYNAMIC_DISPATCH(Exp2F32)(x, out, count);

@@ -9,7 +9,7 @@
 namespace birkhoff::transport::reference {
 
 std::vector<double> cost_matrix(MatrixView<const double> x, MatrixView<const double> y, Cost cost) {
-  const double cs = cost == Cost::HalfSqEuclidean ? 0.5 : 1.0;
+  const double cs = cost_scale(cost);
   std::vector<double> c(static_cast<std::size_t>(x.rows * y.rows));
   for (std::int64_t i = 0; i < x.rows; ++i)
     for (std::int64_t j = 0; j < y.rows; ++j) {
@@ -17,6 +17,25 @@ std::vector<double> cost_matrix(MatrixView<const double> x, MatrixView<const dou
       for (std::int64_t k = 0; k < x.cols; ++k) s += (x(i, k) - y(j, k)) * (x(i, k) - y(j, k));
       c[static_cast<std::size_t>(i * y.rows + j)] = cs * s;
     }
+  return c;
+}
+
+namespace {
+
+// Adds weight * table[l_i, l_j] to a cost matrix (the label-augmented cost).
+void add_labels(std::vector<double>& c, std::span<const std::int32_t> lr,
+                std::span<const std::int32_t> lc, std::span<const double> table, std::int64_t v) {
+  for (std::size_t i = 0; i < lr.size(); ++i)
+    for (std::size_t j = 0; j < lc.size(); ++j) c[i * lc.size() + j] += table[lr[i] * v + lc[j]];
+}
+
+}  // namespace
+
+std::vector<double> cost_matrix(const PointCloud<double>& geometry) {
+  auto c = cost_matrix(geometry.x(), geometry.y(), geometry.cost());
+  if (geometry.num_labels() > 0)
+    add_labels(c, geometry.x_labels(), geometry.y_labels(), geometry.label_cost(),
+               geometry.num_labels());
   return c;
 }
 
@@ -97,17 +116,23 @@ double dual(const std::vector<double>& f, const std::vector<double>& g, const Si
 DenseResult sinkhorn_dense(const OtProblem<double>& problem, const SinkhornOptions& options,
                            bool debias) {
   validate(problem, options);
-  const std::int64_t n = problem.x.rows, m = problem.y.rows;
-  const Side a = make_side(problem.a, n, problem.reach_a);
-  const Side b = make_side(problem.b, m, problem.reach_b);
-  const Side aa = make_side(problem.a, n, problem.reach_a);
-  const Side bb = make_side(problem.b, m, problem.reach_b);
-  const auto cxy = cost_matrix(problem.x, problem.y, problem.cost);
-  const auto cxx = cost_matrix(problem.x, problem.x, problem.cost);
-  const auto cyy = cost_matrix(problem.y, problem.y, problem.cost);
+  const auto& geom = problem.geometry;
+  const std::int64_t n = geom.n(), m = geom.m();
+  const auto ra = reach_a(problem.marginals), rb = reach_b(problem.marginals);
+  const Side a = make_side(problem.a, n, ra);
+  const Side b = make_side(problem.b, m, rb);
+  const Side aa = make_side(problem.a, n, ra);
+  const Side bb = make_side(problem.b, m, rb);
+  const auto cxy = cost_matrix(geom);
+  auto cxx = cost_matrix(geom.x(), geom.x(), geom.cost());
+  auto cyy = cost_matrix(geom.y(), geom.y(), geom.cost());
+  if (geom.num_labels() > 0) {
+    add_labels(cxx, geom.x_labels(), geom.x_labels(), geom.label_cost(), geom.num_labels());
+    add_labels(cyy, geom.y_labels(), geom.y_labels(), geom.label_cost(), geom.num_labels());
+  }
   const double diameter =
-      options.diameter.value_or(std::max(bounding_diameter(problem.x, problem.y), options.blur));
-  const auto eps_list = epsilon_schedule(options, diameter);
+      options.diameter.value_or(std::max(geom.diameter(), std::sqrt(problem.epsilon)));
+  const auto eps_list = epsilon_schedule(options, problem.epsilon, diameter);
   std::vector<double> f(static_cast<std::size_t>(n), 0.0), g(static_cast<std::size_t>(m), 0.0);
   std::vector<double> faa = f, gbb = g;
   const bool alternating = options.update == Update::Alternating;

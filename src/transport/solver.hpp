@@ -1,10 +1,11 @@
 // PRIVATE: the Sinkhorn loop shared by sinkhorn() and sinkhorn_divergence().
 #pragma once
 
-#include <optional>
 #include <vector>
 
-#include "transport/geometry.hpp"
+#include "birkhoff/transport/sinkhorn.hpp"
+#include "transport/marginals.hpp"
+#include "transport/streams.hpp"
 
 namespace birkhoff::transport::detail {
 
@@ -14,25 +15,24 @@ class Solver {
   Solver(const OtProblem<T>& problem, const SinkhornOptions& options, bool debias);
   void run();
   /// Moves the potentials out: call once, after run().
-  SinkhornResult<T> result();
-  DivergenceResult<T> divergence();
-
-  static std::vector<T> take_standard(std::vector<T>& hat, const Cloud<T>& c);
-  static double dual_value(const std::vector<T>& f, const std::vector<T>& g, const Cloud<T>& a,
-                           const Cloud<T>& b, const std::optional<double>& reach_a,
-                           const std::optional<double>& reach_b, double eps);
+  Solution<T> result();
+  DivergenceSolution<T> divergence();
 
  private:
   void sweep(double eps, double w, bool alternating);
   double change_since(const std::vector<std::vector<T>>& snapshot) const;
-  void plan_statistics(SinkhornResult<T>& r) const;
+  SinkhornReport report() const;
+  double label_transport_cost() const;
 
-  OtProblem<T> problem_;
+  PointCloud<T> geometry_;
+  Marginals marginals_;
+  MarginalPolicy policy_;
   SinkhornOptions options_;
   bool debias_;
   double kappa_ = 2;
   int threads_ = 1;
-  Cloud<T> x_, y_;
+  Weights<T> a_, b_;
+  Side<T> x_, y_;
   std::vector<double> eps_;
   std::int64_t repeats_ = 1;  // how many times the last epsilon of eps_ is used
   // Shifted potentials (f - alpha, g - beta); the *_grad_ copies are the pre-extrapolation ones.

@@ -10,18 +10,6 @@ namespace birkhoff::transport {
 namespace {
 
 template <class T>
-void check_points(MatrixView<const T> p, const char* name) {
-  require(p.rows > 0, name, "the point cloud is empty (need at least one point)");
-  require(p.cols > 0, name, "points have dimension 0");
-  require(p.data != nullptr && p.stride >= p.cols, name, "invalid array");
-  for (std::int64_t i = 0; i < p.rows; ++i)
-    for (std::int64_t k = 0; k < p.cols; ++k)
-      if (!std::isfinite(static_cast<double>(p(i, k))))
-        throw InvalidInput(std::string(name) + ": non-finite value at row " + std::to_string(i) +
-                           ", column " + std::to_string(k));
-}
-
-template <class T>
 double check_weights(std::span<const T> w, std::int64_t n, const char* name, const char* points) {
   if (w.empty()) return 1.0;
   require(static_cast<std::int64_t>(w.size()) == n, name,
@@ -60,34 +48,54 @@ void check_length(double v, const char* name) {
       "its square must be a normal double (between 1e-154 and 1e154), got " + std::to_string(v));
 }
 
+// The logits scale like D^2 / epsilon: beyond ~2^18 (float32) or ~2^47 (float64) their
+// rounding error exceeds ~1 % of a weight and the plan cannot be resolved.
+template <class T>
+void check_resolvable(double eps, double diameter) {
+  const double limit = std::ldexp(diameter * diameter, sizeof(T) == 4 ? -18 : -47);
+  if (eps >= limit) return;
+  throw InvalidInput("epsilon: " + std::to_string(eps) + " is too small for " +
+                     (sizeof(T) == 4 ? "float32" : "float64") + " on data of diameter " +
+                     std::to_string(diameter) + "; use epsilon >= " + std::to_string(limit) +
+                     " (blur >= " + std::to_string(std::sqrt(limit)) + ")" +
+                     (sizeof(T) == 4 ? " or float64 inputs" : ""));
+}
+
 }  // namespace
 
 template <class T>
-void validate(const OtProblem<T>& problem, const SinkhornOptions& options) {
-  check_points(problem.x, "x");
-  check_points(problem.y, "y");
-  require(problem.x.cols == problem.y.cols, "y",
-          "dimension mismatch: x has d = " + std::to_string(problem.x.cols) +
-              ", y has d = " + std::to_string(problem.y.cols));
-  // Squared norms (relative to the centre of the data) must not overflow T.
-  const double diameter = bounding_diameter(problem.x, problem.y);
-  require(std::isfinite(static_cast<T>(diameter * diameter)), "x",
-          "coordinates are too large: squared distances overflow " +
-              std::string(sizeof(T) == 4 ? "float32" : "float64"));
-  const double ma = check_weights(problem.a, problem.x.rows, "a", "x");
-  const double mb = check_weights(problem.b, problem.y.rows, "b", "y");
-  if (problem.reach_a) check_length(*problem.reach_a, "reach_a");
-  if (problem.reach_b) check_length(*problem.reach_b, "reach_b");
-  if (!problem.reach_a && !problem.reach_b && std::abs(ma - mb) > 1e-5 * std::max(ma, mb))
+void validate(const OtProblem<T>& problem) {
+  require(!problem.geometry.empty(), "geometry", "is empty: build a PointCloud from x and y");
+  const double ma = check_weights(problem.a, problem.geometry.n(), "a", "x");
+  const double mb = check_weights(problem.b, problem.geometry.m(), "b", "y");
+  const auto ra = reach_a(problem.marginals), rb = reach_b(problem.marginals);
+  if (std::holds_alternative<Unbalanced>(problem.marginals))
+    require(ra || rb, "reach_a", "unbalanced marginals need reach_a or reach_b");
+  if (ra) check_length(*ra, "reach_a");
+  if (rb) check_length(*rb, "reach_b");
+  if (!ra && !rb && std::abs(ma - mb) > 1e-5 * std::max(ma, mb))
     throw InvalidInput("b: total masses differ (a: " + std::to_string(ma) +
                        ", b: " + std::to_string(mb) +
                        "); balanced OT needs equal masses: normalise the weights or set reach");
-  check_length(options.blur, "blur");
+  require(std::isfinite(problem.epsilon) && std::isnormal(problem.epsilon) && problem.epsilon > 0,
+          "epsilon", "must be a positive normal number, got " + number(problem.epsilon));
+  check_resolvable<T>(problem.epsilon, problem.geometry.diameter());
+}
+
+template <class T>
+void validate(const OtProblem<T>& problem, const SinkhornOptions& options) {
+  validate(problem);
   require(std::isfinite(options.scaling) && options.scaling > 0 && options.scaling < 1, "scaling",
           "must lie in (0, 1), got " + std::to_string(options.scaling));
   if (options.diameter) check_length(*options.diameter, "diameter");
   for (double e : options.epsilons)
     require(std::isnormal(e) && e > 0, "epsilons", "must be positive normal numbers");
+  if (!options.epsilons.empty()) {
+    require(options.epsilons.back() == problem.epsilon, "epsilons",
+            "the last value must be the problem's epsilon (" + number(problem.epsilon) + ")");
+    check_resolvable<T>(*std::min_element(options.epsilons.begin(), options.epsilons.end()),
+                        problem.geometry.diameter());
+  }
   require(options.iterations >= 0, "iterations", "must be >= 0");
   require(options.check_every >= 1, "check_every", "must be >= 1");
   if (options.tol) {
@@ -99,21 +107,10 @@ void validate(const OtProblem<T>& problem, const SinkhornOptions& options) {
   require(std::isfinite(options.marginal_tol) && options.marginal_tol >= 0, "marginal_tol",
           "must be >= 0");
   require(options.num_threads >= 0, "num_threads", "must be >= 0");
-  // The logits scale like D^2 / epsilon: beyond ~2^18 (float32) or ~2^47 (float64) their
-  // rounding error exceeds ~1 % of a weight and the plan cannot be resolved.
-  const double eps = options.epsilons.empty()
-                         ? options.blur * options.blur
-                         : *std::min_element(options.epsilons.begin(), options.epsilons.end());
-  const double limit = std::ldexp(diameter * diameter, sizeof(T) == 4 ? -18 : -47);
-  if (eps < limit) {
-    const double min_blur = std::sqrt(limit);
-    throw InvalidInput("blur: epsilon = " + std::to_string(eps) + " is too small for " +
-                       (sizeof(T) == 4 ? "float32" : "float64") + " on data of diameter " +
-                       std::to_string(diameter) + "; use blur >= " + std::to_string(min_blur) +
-                       (sizeof(T) == 4 ? " or float64 inputs" : ""));
-  }
 }
 
+template void validate(const OtProblem<float>&);
+template void validate(const OtProblem<double>&);
 template void validate(const OtProblem<float>&, const SinkhornOptions&);
 template void validate(const OtProblem<double>&, const SinkhornOptions&);
 

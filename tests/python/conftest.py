@@ -8,7 +8,14 @@ import time
 import numpy as np
 import pytest
 
-SHARED_DATA = pathlib.Path(__file__).resolve().parents[2].parent / "shared" / "data"
+# The project's shared data (datasets, goldens): $BIRKHOFF_SHARED_DATA, else ../shared/data
+# beside the checkout. Tests that need it are skipped without it, or fail under
+# BIRKHOFF_REQUIRE_SHARED=1 (CI, which has it).
+SHARED_DATA = pathlib.Path(
+    os.environ.get("BIRKHOFF_SHARED_DATA")
+    or pathlib.Path(__file__).resolve().parents[2].parent / "shared" / "data"
+)
+REQUIRE_SHARED = os.environ.get("BIRKHOFF_REQUIRE_SHARED") == "1"
 
 
 @pytest.fixture
@@ -19,7 +26,10 @@ def rng():
 @pytest.fixture
 def shared_data():
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared data not found at {SHARED_DATA} (needs the project's ../shared)")
+        message = f"shared data not found at {SHARED_DATA} (set BIRKHOFF_SHARED_DATA)"
+        if REQUIRE_SHARED:
+            pytest.fail(message + " and BIRKHOFF_REQUIRE_SHARED=1")
+        pytest.skip(message)
     return SHARED_DATA
 
 

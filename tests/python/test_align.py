@@ -40,8 +40,9 @@ def test_generator_is_reproducible_and_planted():
 
 def test_planted_far_above_threshold_is_recovered_exactly():
     inst = datasets.correlated_wigner(100, 16, 0.9, 0.9, seed=17)
-    res = birkhoff.align(x1=inst.x1, x2=inst.x2, adjacency1=inst.a, adjacency2=inst.b,
-                         truth=inst.truth)
+    res = birkhoff.align(
+        x1=inst.x1, x2=inst.x2, adjacency1=inst.a, adjacency2=inst.b, truth=inst.truth
+    )
     np.testing.assert_array_equal(res.perm, inst.perm)
     assert res.metrics["exact"] and res.overlap == 1.0
     assert res.metrics["mrr"] == 1.0
@@ -51,15 +52,24 @@ def test_planted_far_above_threshold_is_recovered_exactly():
 
 def test_planted_far_below_threshold_stays_near_chance():
     inst = datasets.correlated_wigner(100, 16, 0.0, 0.0, seed=18)
-    res = birkhoff.align(x1=inst.x1, x2=inst.x2, adjacency1=inst.a, adjacency2=inst.b,
-                         truth=inst.truth)
+    res = birkhoff.align(
+        x1=inst.x1, x2=inst.x2, adjacency1=inst.a, adjacency2=inst.b, truth=inst.truth
+    )
     assert res.overlap < 0.06
 
 
 def test_directed_graph_aligns_with_its_relabelled_copy():
     e1, e2, w, perm = _directed_pair()
-    res = birkhoff.align(e1, e2, edge_weight1=w, edge_weight2=w, directed=True,
-                         lambda_edge=1.0, lambda_feature=0.0, init="barycenter")
+    res = birkhoff.align(
+        e1,
+        e2,
+        edge_weight1=w,
+        edge_weight2=w,
+        directed=True,
+        lambda_edge=1.0,
+        lambda_feature=0.0,
+        init="barycenter",
+    )
     np.testing.assert_array_equal(res.perm, perm)
     assert not np.array_equal(res.perm, np.argsort(perm))
 
@@ -68,8 +78,9 @@ def test_seeds_are_honoured_exactly():
     inst = datasets.correlated_wigner(60, 4, 0.1, 0.1, seed=9)
     rows = np.array([0, 7, 13, 42, 59])
     seeds = np.stack([rows, inst.perm[(rows + 1) % 60]], axis=1)  # deliberately wrong
-    res = birkhoff.align(x1=inst.x1, x2=inst.x2, adjacency1=inst.a, adjacency2=inst.b,
-                         seeds=seeds, max_iter=30)
+    res = birkhoff.align(
+        x1=inst.x1, x2=inst.x2, adjacency1=inst.a, adjacency2=inst.b, seeds=seeds, max_iter=30
+    )
     np.testing.assert_array_equal(res.perm[rows], seeds[:, 1])
     assert len(set(res.perm.tolist())) == 60
 
@@ -80,8 +91,14 @@ def test_unequal_sizes_leave_extra_nodes_unmatched():
     a = np.zeros((60, 60))
     a[:40, :40] = inst.a
     x1 = np.concatenate([inst.x1, np.random.default_rng(1).standard_normal((20, 16))])
-    res = birkhoff.align(x1=x1.astype(np.float32), x2=inst.x2, adjacency1=a,
-                         adjacency2=inst.b, truth=inst.truth, return_soft=True)
+    res = birkhoff.align(
+        x1=x1.astype(np.float32),
+        x2=inst.x2,
+        adjacency1=a,
+        adjacency2=inst.b,
+        truth=inst.truth,
+        return_soft=True,
+    )
     assert (res.perm == -1).sum() == 20
     # Every true partner is ranked first; the LAP rounding may let an isolated extra row take a
     # real column (rounding-level sensitive, see docs/align.md), hence the bound on overlap.
@@ -92,8 +109,9 @@ def test_unequal_sizes_leave_extra_nodes_unmatched():
 
 def test_patience_stops_once_the_matching_is_stable():
     inst = datasets.correlated_wigner(100, 16, 0.9, 0.9, seed=17)
-    res = birkhoff.align(x1=inst.x1, x2=inst.x2, adjacency1=inst.a, adjacency2=inst.b,
-                         truth=inst.truth, patience=10)
+    res = birkhoff.align(
+        x1=inst.x1, x2=inst.x2, adjacency1=inst.a, adjacency2=inst.b, truth=inst.truth, patience=10
+    )
     assert res.stable and res.iterations < 400
     assert res.overlap == 1.0
 
@@ -112,14 +130,27 @@ def test_patience_stops_once_the_matching_is_stable():
         (dict(seeds=np.array([[0.0, 1.0]])), TypeError, "seeds"),
         (dict(truth=np.array([[0, 0], [0, 1]])), ValueError, "truth"),
     ],
-    ids=["id_out_of_range", "wrong_shape", "nan_weight", "nan_features", "different_d",
-         "float64_features", "seed_out_of_range", "seed_repeated", "float_seeds",
-         "truth_repeated"],
+    ids=[
+        "id_out_of_range",
+        "wrong_shape",
+        "nan_weight",
+        "nan_features",
+        "different_d",
+        "float64_features",
+        "seed_out_of_range",
+        "seed_repeated",
+        "float_seeds",
+        "truth_repeated",
+    ],
 )
 def test_bad_input_raises_naming_the_argument(kwargs, error, name):
-    args = dict(edge_index1=np.array([[0, 1], [1, 2]]), edge_index2=np.array([[0, 1], [1, 2]]),
-                x1=np.ones((3, 2), dtype=np.float32), x2=np.ones((3, 2), dtype=np.float32),
-                edge_weight2=np.array([1.0, 2.0]))
+    args = dict(
+        edge_index1=np.array([[0, 1], [1, 2]]),
+        edge_index2=np.array([[0, 1], [1, 2]]),
+        x1=np.ones((3, 2), dtype=np.float32),
+        x2=np.ones((3, 2), dtype=np.float32),
+        edge_weight2=np.array([1.0, 2.0]),
+    )
     args.update(kwargs)
     with pytest.raises(error, match=name):
         birkhoff.align(**args)
@@ -139,12 +170,42 @@ _CLI = shutil.which("birkhoff")
 
 @pytest.mark.skipif(_CLI is None, reason="the birkhoff command is not on PATH")
 def test_cli_generate_then_align_reports_overlap(tmp_path):
-    subprocess.run([_CLI, "generate", "wigner", str(tmp_path), "--n", "60", "--d", "16",
-                    "--rho", "0.9", "--r", "0.9", "--seed", "4"], check=True,
-                   capture_output=True)
-    out = subprocess.run([_CLI, "align", str(tmp_path / "g1"), str(tmp_path / "g2"), "--truth",
-                          str(tmp_path / "truth.npy"), "--output", str(tmp_path / "out"),
-                          "--json"], check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            _CLI,
+            "generate",
+            "wigner",
+            str(tmp_path),
+            "--n",
+            "60",
+            "--d",
+            "16",
+            "--rho",
+            "0.9",
+            "--r",
+            "0.9",
+            "--seed",
+            "4",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    out = subprocess.run(
+        [
+            _CLI,
+            "align",
+            str(tmp_path / "g1"),
+            str(tmp_path / "g2"),
+            "--truth",
+            str(tmp_path / "truth.npy"),
+            "--output",
+            str(tmp_path / "out"),
+            "--json",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     summary = json.loads(out.stdout)
     assert summary["overlap"] == 1.0 and summary["hits1"] == 1.0
     perm = np.load(tmp_path / "out" / "perm.npy")
@@ -154,23 +215,50 @@ def test_cli_generate_then_align_reports_overlap(tmp_path):
 
 @pytest.mark.skipif(_CLI is None, reason="the birkhoff command is not on PATH")
 def test_cli_rejects_out_of_range_seeds(tmp_path):
-    subprocess.run([_CLI, "generate", "wigner", str(tmp_path), "--n", "10", "--d", "2"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [_CLI, "generate", "wigner", str(tmp_path), "--n", "10", "--d", "2"],
+        check=True,
+        capture_output=True,
+    )
     np.save(tmp_path / "seeds.npy", np.array([[0, 10]], dtype=np.int64))
-    out = subprocess.run([_CLI, "align", str(tmp_path / "g1"), str(tmp_path / "g2"), "--seeds",
-                          str(tmp_path / "seeds.npy")], capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            _CLI,
+            "align",
+            str(tmp_path / "g1"),
+            str(tmp_path / "g2"),
+            "--seeds",
+            str(tmp_path / "seeds.npy"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 2
     assert "seeds" in out.stderr
 
 
 @pytest.mark.skipif(_CLI is None, reason="the birkhoff command is not on PATH")
-@pytest.mark.parametrize("flag, value", [("--iters", "-1"), ("--sweeps", "0"), ("--step", "-1"),
-                                         ("--top-k", "-2"), ("--lambda-edge", "-1")])
+@pytest.mark.parametrize(
+    "flag, value",
+    [
+        ("--iters", "-1"),
+        ("--sweeps", "0"),
+        ("--step", "-1"),
+        ("--top-k", "-2"),
+        ("--lambda-edge", "-1"),
+    ],
+)
 def test_cli_bad_option_names_the_flag(tmp_path, flag, value):
-    subprocess.run([_CLI, "generate", "wigner", str(tmp_path), "--n", "10", "--d", "2"],
-                   check=True, capture_output=True)
-    out = subprocess.run([_CLI, "align", str(tmp_path / "g1"), str(tmp_path / "g2"), flag, value],
-                         capture_output=True, text=True)
+    subprocess.run(
+        [_CLI, "generate", "wigner", str(tmp_path), "--n", "10", "--d", "2"],
+        check=True,
+        capture_output=True,
+    )
+    out = subprocess.run(
+        [_CLI, "align", str(tmp_path / "g1"), str(tmp_path / "g2"), flag, value],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 2
     assert f"error: {flag}:" in out.stderr
 
@@ -193,8 +281,14 @@ def test_default_stops_on_the_stable_matching_at_n_1000():
     # The authors' synthetic settings at n = 1000: the matching is exact from iteration 3, but
     # the BB steps cycle, and the 400th iterate (the old default, patience 0) has overlap 0.70.
     inst = datasets.correlated_wigner(1000, 16, 0.9, 0.9, seed=1)
-    res = birkhoff.align(x1=inst.x1, x2=inst.x2, adjacency1=inst.a, adjacency2=inst.b,
-                         truth=inst.truth, preset="gaussian")
+    res = birkhoff.align(
+        x1=inst.x1,
+        x2=inst.x2,
+        adjacency1=inst.a,
+        adjacency2=inst.b,
+        truth=inst.truth,
+        preset="gaussian",
+    )
     assert res.stable and res.iterations < 50
     assert res.overlap == 1.0
 
@@ -216,8 +310,17 @@ def test_score_reproduces_the_metrics_of_align_and_reads_top_k_lists():
     inst = datasets.correlated_wigner(n=60, d=8, rho=0.5, r=0.5, seed=3)
     truth = np.stack([np.arange(60), inst.perm], axis=1)
     seeds = truth[[4, 9]]
-    r = birkhoff.align(adjacency1=inst.a, adjacency2=inst.b, x1=inst.x1, x2=inst.x2,
-                       seeds=seeds, truth=truth, return_soft=True, max_iter=20, top_k=3)
+    r = birkhoff.align(
+        adjacency1=inst.a,
+        adjacency2=inst.b,
+        x1=inst.x1,
+        x2=inst.x2,
+        seeds=seeds,
+        truth=truth,
+        return_soft=True,
+        max_iter=20,
+        top_k=3,
+    )
     assert birkhoff.align_score(r.perm, r.soft, truth, seeds) == r.metrics
     from_top3 = birkhoff.align_score(r.perm, r.topk, truth, seeds)
     assert from_top3["overlap"] == r.metrics["overlap"]

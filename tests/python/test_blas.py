@@ -19,12 +19,20 @@ def test_kernels_follow_the_cpu_flags(monkeypatch):
     if not cpuinfo.exists():
         pytest.skip("no /proc/cpuinfo on this platform: the choice is left to OpenBLAS")
     flags = next(
-        (line.split(":", 1)[1].split() for line in cpuinfo.read_text().splitlines()
-         if line.startswith("flags")),
+        (
+            line.split(":", 1)[1].split()
+            for line in cpuinfo.read_text().splitlines()
+            if line.startswith("flags")
+        ),
         [],
     )
     monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
     name_openblas_kernels()
-    expected = ("SkylakeX" if "avx512f" in flags
-                else "Haswell" if "avx2" in flags and "fma" in flags else None)
+    expected = (
+        "SkylakeX"
+        if "avx512f" in flags
+        else "Haswell"
+        if "avx2" in flags and "fma" in flags
+        else None
+    )
     assert os.environ.get("OPENBLAS_CORETYPE") == expected

@@ -121,6 +121,7 @@ def test_ctrl_c_interrupts_a_long_run_on_all_threads(interrupted):
         "    birkhoff.coarsen(x, e, ratio=0.01, method='nope', num_threads=2)\n"
         "except KeyboardInterrupt:\n"
         "    print('interrupted', flush=True)\n"
-        "    sys.exit(7)\n")
+        "    sys.exit(7)\n"
+    )
     returncode, out = interrupted(code)
     assert returncode == 7 and "interrupted" in out

@@ -27,12 +27,12 @@ def test_potentials_and_cost_match_pot_sinkhorn_log(rng, d, blur, uniform):
     a, b = _weights(rng, n, uniform), _weights(rng, m, uniform)
     eps = blur**2
     M = ot.dist(x, y)
-    P, log = ot.sinkhorn(a, b, M, eps, method="sinkhorn_log", log=True, numItermax=100000,
-                         stopThr=1e-13)
+    P, log = ot.sinkhorn(
+        a, b, M, eps, method="sinkhorn_log", log=True, numItermax=100000, stopThr=1e-13
+    )
     f_pot = eps * (log["log_u"] - np.log(a))
     g_pot = eps * (log["log_v"] - np.log(b))
-    r = birkhoff.sinkhorn(x, y, a, b, blur=blur, iterations=100000, tol=1e-13,
-                          update="alternating")
+    r = birkhoff.sinkhorn(x, y, a, b, blur=blur, iterations=100000, tol=1e-13, update="alternating")
     assert r.converged
     shift = np.mean(r.f - f_pot)
     scale = np.abs(f_pot).max() + np.abs(g_pot).max() + eps
@@ -53,8 +53,12 @@ def test_float32_agrees_with_float64(rng):
 
 
 @settings(max_examples=15, deadline=None)
-@given(t=st.lists(st.floats(-2, 2), min_size=3, max_size=3), half=st.booleans(),
-       blur=st.sampled_from([0.05, 0.2, 1.0]), seed=st.integers(0, 2**16))
+@given(
+    t=st.lists(st.floats(-2, 2), min_size=3, max_size=3),
+    half=st.booleans(),
+    blur=st.sampled_from([0.05, 0.2, 1.0]),
+    seed=st.integers(0, 2**16),
+)
 def test_divergence_to_a_translate_is_the_squared_shift(t, half, blur, seed):
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(64, 3))
@@ -89,7 +93,9 @@ def test_gradient_matches_finite_differences(rng):
         xp, xm = x.copy(), x.copy()
         xp[i, k] += h
         xm[i, k] -= h
-        fd = (birkhoff.sinkhorn(xp, y, **opts).loss - birkhoff.sinkhorn(xm, y, **opts).loss) / (2 * h)
+        fd = (birkhoff.sinkhorn(xp, y, **opts).loss - birkhoff.sinkhorn(xm, y, **opts).loss) / (
+            2 * h
+        )
         assert grad[i, k] == pytest.approx(fd, abs=1e-6)
 
 
@@ -103,8 +109,9 @@ def test_plan_products_match_the_dense_plan(rng):
     np.testing.assert_allclose(r.apply(v), P @ v, rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(r.apply_transpose(u), P.T @ u, rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(r.row_marginal(), P.sum(1), rtol=1e-4, atol=1e-7)
-    np.testing.assert_allclose(r.barycentric_map(), (P @ y) / P.sum(1, keepdims=True),
-                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        r.barycentric_map(), (P @ y) / P.sum(1, keepdims=True), rtol=1e-4, atol=1e-5
+    )
 
 
 def test_results_do_not_depend_on_the_thread_count(rng):
@@ -151,6 +158,7 @@ def test_ctrl_c_interrupts_a_long_solve(interrupted):
         "    birkhoff.sinkhorn(x, x[::-1].copy(), blur=0.01, iterations=100000, warn=False)\n"
         "except KeyboardInterrupt:\n"
         "    print('interrupted', flush=True)\n"
-        "    sys.exit(7)\n")
+        "    sys.exit(7)\n"
+    )
     returncode, out = interrupted(code)
     assert returncode == 7 and "interrupted" in out

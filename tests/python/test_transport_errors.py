@@ -23,8 +23,18 @@ CASES = [
     ("a wrong length", lambda x, y: (x, y, np.ones(5) / 5, None, {}), ValueError, "a"),
     ("nan in x", lambda x, y: (np.where(x > 1, np.nan, x), y, None, None, {}), ValueError, "x"),
     ("inf in y", lambda x, y: (x, np.full_like(y, np.inf), None, None, {}), ValueError, "y"),
-    ("nan weight", lambda x, y: (x, y, np.array([np.nan, 1, 1, 1, 1, 1.0]) / 6, None, {}), ValueError, "a"),
-    ("negative weight", lambda x, y: (x, y, None, np.array([-0.1, 0.3, 0.3, 0.3, 0.2]), {}), ValueError, "b"),
+    (
+        "nan weight",
+        lambda x, y: (x, y, np.array([np.nan, 1, 1, 1, 1, 1.0]) / 6, None, {}),
+        ValueError,
+        "a",
+    ),
+    (
+        "negative weight",
+        lambda x, y: (x, y, None, np.array([-0.1, 0.3, 0.3, 0.3, 0.2]), {}),
+        ValueError,
+        "b",
+    ),
     ("zero mass", lambda x, y: (x, y, np.zeros(6), None, {}), ValueError, "a"),
     ("unequal masses", lambda x, y: (x, y, np.ones(6), None, {}), ValueError, "b"),
     ("blur zero", lambda x, y: (x, y, None, None, {"blur": 0.0}), ValueError, "blur"),
@@ -32,7 +42,12 @@ CASES = [
     ("scaling 1", lambda x, y: (x, y, None, None, {"scaling": 1.0}), ValueError, "scaling"),
     ("int points", lambda x, y: (x.astype(np.int64), y, None, None, {}), TypeError, "x"),
     ("mixed dtypes", lambda x, y: (x, y.astype(np.float32), None, None, {}), TypeError, "y"),
-    ("not contiguous", lambda x, y: (np.asfortranarray(np.vstack([x, x])), y, None, None, {}), TypeError, "x"),
+    (
+        "not contiguous",
+        lambda x, y: (np.asfortranarray(np.vstack([x, x])), y, None, None, {}),
+        TypeError,
+        "x",
+    ),
     ("3-d array", lambda x, y: (x[None], y, None, None, {}), ValueError, "x"),
     ("bad update", lambda x, y: (x, y, None, None, {"update": "sideways"}), ValueError, "update"),
 ]
@@ -54,12 +69,30 @@ class TestCli:
         x, y = good(200, 150, 3, np.float32)
         np.save(tmp_path / "x.npy", x)
         np.save(tmp_path / "y.npy", y)
-        p = self.run("transport", tmp_path / "x.npy", tmp_path / "y.npy", "--blur", 0.5,
-                     "--json", "--output", tmp_path / "out.npz", "--map", "--gradient")
+        p = self.run(
+            "transport",
+            tmp_path / "x.npy",
+            tmp_path / "y.npy",
+            "--blur",
+            0.5,
+            "--json",
+            "--output",
+            tmp_path / "out.npz",
+            "--map",
+            "--gradient",
+        )
         assert p.returncode == 0, p.stderr
         out = json.loads(p.stdout)
-        for key in ["loss", "transport_cost", "epsilon", "iterations", "converged",
-                    "marginal_error", "seconds", "peak_rss_mb"]:
+        for key in [
+            "loss",
+            "transport_cost",
+            "epsilon",
+            "iterations",
+            "converged",
+            "marginal_error",
+            "seconds",
+            "peak_rss_mb",
+        ]:
             assert key in out
         r = birkhoff.sinkhorn(x, y, blur=0.5, warn=False)
         assert out["loss"] == pytest.approx(r.loss, rel=1e-6)
@@ -68,10 +101,17 @@ class TestCli:
         np.testing.assert_allclose(npz["barycentric_map"], r.barycentric_map(), rtol=1e-6)
         assert npz["grad_x"].shape == (200, 3)
 
-    @pytest.mark.parametrize("problem,argument", [
-        ("missing", "SOURCE"), ("int64", "SOURCE"), ("garbage", "SOURCE"), ("nan", "SOURCE"),
-        ("mismatch", "TARGET"), ("blur", "blur"),
-    ])
+    @pytest.mark.parametrize(
+        "problem,argument",
+        [
+            ("missing", "SOURCE"),
+            ("int64", "SOURCE"),
+            ("garbage", "SOURCE"),
+            ("nan", "SOURCE"),
+            ("mismatch", "TARGET"),
+            ("blur", "blur"),
+        ],
+    )
     def test_bad_input_exits_non_zero_naming_the_argument(self, tmp_path, problem, argument):
         x, y = good()
         xs = tmp_path / "x.npy"
@@ -96,16 +136,20 @@ class TestCli:
         assert argument in p.stderr, p.stderr
 
 
-@pytest.mark.parametrize("kw,exc,argument", [
-    ({"iterations": 2**31}, ValueError, "iterations"),
-    ({"iterations": 1.7}, TypeError, "iterations"),
-    ({"blur": None}, TypeError, "blur"),
-    ({"blur": 1e-200}, ValueError, "blur"),
-    ({"reach": 1e200}, ValueError, "reach_a"),
-    ({"scaling": 0.9999999999999999}, ValueError, "scaling"),
-    ({"tol": 1e-3}, ValueError, "tol"),
-    ({"progress": "yes"}, TypeError, "progress"),
-], ids=lambda v: str(v))
+@pytest.mark.parametrize(
+    "kw,exc,argument",
+    [
+        ({"iterations": 2**31}, ValueError, "iterations"),
+        ({"iterations": 1.7}, TypeError, "iterations"),
+        ({"blur": None}, TypeError, "blur"),
+        ({"blur": 1e-200}, ValueError, "blur"),
+        ({"reach": 1e200}, ValueError, "reach_a"),
+        ({"scaling": 0.9999999999999999}, ValueError, "scaling"),
+        ({"tol": 1e-3}, ValueError, "tol"),
+        ({"progress": "yes"}, TypeError, "progress"),
+    ],
+    ids=lambda v: str(v),
+)
 def test_options_out_of_range_name_the_option(kw, exc, argument):
     x, y = good()
     with pytest.raises(exc, match=rf"^{argument}\b"):

@@ -8,8 +8,9 @@ namespace birkhoff {
 /// Peak resident set size of this process so far, in bytes (0 where the OS does not tell).
 std::int64_t peak_rss_bytes();
 
-/// The thread count a parallel region should use: `requested` when positive, else the OpenMP
-/// default (OMP_NUM_THREADS or the number of cores).
+/// The thread count a parallel region should use: `requested` when positive, else OpenMP's
+/// default, omp_get_max_threads(): OMP_NUM_THREADS when it is set, else the number of cores
+/// this process may run on. Always at least 1.
 int resolve_threads(int requested);
 
 /// Asks the kernel to back the whole 2 MiB pages inside [data, data + bytes) with transparent

@@ -21,6 +21,15 @@ namespace birkhoff::kernels {
 /// A bias of -inf masks a column (zero weight); a row whose every bias is -inf gets
 /// M_i = -inf, S_i = 0. Rows are split across `num_threads` OpenMP threads (0 = default) by
 /// fixed blocks, so the results do not depend on the thread count.
+///
+/// Two optional extensions, each free when unused (the plain path is a separate instantiation):
+/// - Label bias (the label-augmented cost of dataset distances, [alvarezmelis2020] eq. (4)):
+///   z_ij += label_bias[row_labels[i] * num_labels + col_labels[j]], with labels in
+///   [0, num_labels) and label_bias (num_labels, num_labels) row-major, in the logits' units.
+/// - Modulated values (the second-order products of the Hessian-vector product,
+///   [flashsinkhorn2026] §7.2): with dm > 0 and values, each value weight is multiplied by a
+///   second dot product, row_values[i, :] = sum_j 2^(z_ij - M_i) <mod_x_i, mod_y_j> values[j, :],
+///   mod_x (n, dm), mod_y (m, dm) row-major with the given strides. row_sum is unchanged.
 template <class T>
 struct LseArgs {
   const T* x = nullptr;
@@ -37,6 +46,35 @@ struct LseArgs {
   T* row_max = nullptr;
   T* row_sum = nullptr;
   T* row_values = nullptr;
+  const std::int32_t* row_labels = nullptr;
+  const std::int32_t* col_labels = nullptr;
+  const T* label_bias = nullptr;
+  std::int64_t num_labels = 0;
+  const T* mod_x = nullptr;
+  std::int64_t mod_x_stride = 0;
+  const T* mod_y = nullptr;
+  std::int64_t mod_y_stride = 0;
+  std::int64_t dm = 0;
+  int num_threads = 0;
+};
+
+/// Arguments of the streaming row minimum (the hard c-transform, [flashsinkhorn2026] §8):
+/// for every row i < n, row_min[i] = min_j (scale * <x_i, y_j> + bias_j) and row_argmin[i] the
+/// smallest j attaining it. Same layout, tiling and threading as LseArgs; a bias of +inf
+/// excludes a column; a row whose every bias is +inf gets +inf and index -1.
+template <class T>
+struct MinArgs {
+  const T* x = nullptr;
+  std::int64_t n = 0;
+  std::int64_t x_stride = 0;
+  const T* y = nullptr;
+  std::int64_t m = 0;
+  std::int64_t y_stride = 0;
+  std::int64_t d = 0;
+  const T* bias = nullptr;
+  T scale = 1;
+  T* row_min = nullptr;
+  std::int64_t* row_argmin = nullptr;
   int num_threads = 0;
 };
 
@@ -47,6 +85,14 @@ void row_lse(const LseArgs<double>& args);
 /// Scalar twin of row_lse, accumulating in double; for tests only.
 void row_lse_reference(const LseArgs<float>& args);
 void row_lse_reference(const LseArgs<double>& args);
+
+/// Runs the row minimum on the best SIMD target of this CPU.
+void row_min(const MinArgs<float>& args);
+void row_min(const MinArgs<double>& args);
+
+/// Scalar twin of row_min (dot products in double); for tests only.
+void row_min_reference(const MinArgs<float>& args);
+void row_min_reference(const MinArgs<double>& args);
 
 /// 2^x for x <= 0 on the dispatched SIMD target, elementwise (for tests of the polynomial).
 void exp2_nonpositive(const float* x, float* out, std::int64_t count);

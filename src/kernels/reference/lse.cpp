@@ -1,4 +1,5 @@
-// Scalar twin of kernels::row_lse: plain loops, double accumulation, no tiling. For tests.
+// Scalar twins of kernels::row_lse and kernels::row_min: plain loops, double accumulation, no
+// tiling. For tests.
 #include "birkhoff/kernels/lse.hpp"
 
 #include <cmath>
@@ -9,26 +10,39 @@ namespace birkhoff::kernels {
 namespace {
 
 template <class T>
+double logit(const LseArgs<T>& a, std::int64_t i, std::int64_t j) {
+  double dot = 0;
+  for (std::int64_t k = 0; k < a.d; ++k)
+    dot += static_cast<double>(a.x[i * a.x_stride + k]) * a.y[j * a.y_stride + k];
+  double z = static_cast<double>(a.scale) * dot + a.bias[j];
+  if (a.label_bias && a.num_labels > 0)
+    z += a.label_bias[a.row_labels[i] * a.num_labels + a.col_labels[j]];
+  return z;
+}
+
+template <class T>
+double modulation(const LseArgs<T>& a, std::int64_t i, std::int64_t j) {
+  if (a.dm == 0 || !a.mod_x) return 1.0;
+  double dot = 0;
+  for (std::int64_t k = 0; k < a.dm; ++k)
+    dot += static_cast<double>(a.mod_x[i * a.mod_x_stride + k]) * a.mod_y[j * a.mod_y_stride + k];
+  return dot;
+}
+
+template <class T>
 void reference(const LseArgs<T>& a) {
   for (std::int64_t i = 0; i < a.n; ++i) {
     double mx = -std::numeric_limits<double>::infinity();
-    for (std::int64_t j = 0; j < a.m; ++j) {
-      double dot = 0;
-      for (std::int64_t k = 0; k < a.d; ++k)
-        dot += static_cast<double>(a.x[i * a.x_stride + k]) * a.y[j * a.y_stride + k];
-      mx = std::max(mx, static_cast<double>(a.scale) * dot + a.bias[j]);
-    }
+    for (std::int64_t j = 0; j < a.m; ++j) mx = std::max(mx, logit(a, i, j));
     double sum = 0;
     for (std::int64_t k = 0; k < a.dv; ++k) a.row_values[i * a.dv + k] = 0;
     std::vector<double> acc(static_cast<std::size_t>(a.dv), 0.0);
     for (std::int64_t j = 0; j < a.m && std::isfinite(mx); ++j) {
-      double dot = 0;
-      for (std::int64_t k = 0; k < a.d; ++k)
-        dot += static_cast<double>(a.x[i * a.x_stride + k]) * a.y[j * a.y_stride + k];
-      const double w = std::exp2(static_cast<double>(a.scale) * dot + a.bias[j] - mx);
+      const double w = std::exp2(logit(a, i, j) - mx);
       sum += w;
+      const double wv = w * modulation(a, i, j);
       for (std::int64_t k = 0; k < a.dv; ++k)
-        acc[static_cast<std::size_t>(k)] += w * a.values[j * a.dv + k];
+        acc[static_cast<std::size_t>(k)] += wv * a.values[j * a.dv + k];
     }
     a.row_max[i] = static_cast<T>(mx);
     a.row_sum[i] = static_cast<T>(sum);
@@ -37,9 +51,31 @@ void reference(const LseArgs<T>& a) {
   }
 }
 
+template <class T>
+void reference_min(const MinArgs<T>& a) {
+  for (std::int64_t i = 0; i < a.n; ++i) {
+    double best = std::numeric_limits<double>::infinity();
+    std::int64_t arg = -1;
+    for (std::int64_t j = 0; j < a.m; ++j) {
+      double dot = 0;
+      for (std::int64_t k = 0; k < a.d; ++k)
+        dot += static_cast<double>(a.x[i * a.x_stride + k]) * a.y[j * a.y_stride + k];
+      const double v = static_cast<double>(a.scale) * dot + a.bias[j];
+      if (v < best) {
+        best = v;
+        arg = j;
+      }
+    }
+    a.row_min[i] = static_cast<T>(best);
+    a.row_argmin[i] = arg;
+  }
+}
+
 }  // namespace
 
 void row_lse_reference(const LseArgs<float>& args) { reference(args); }
 void row_lse_reference(const LseArgs<double>& args) { reference(args); }
+void row_min_reference(const MinArgs<float>& args) { reference_min(args); }
+void row_min_reference(const MinArgs<double>& args) { reference_min(args); }
 
 }  // namespace birkhoff::kernels

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "birkhoff/transport/plan.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
 #include "transport/fixtures.hpp"
 
@@ -13,6 +12,8 @@ namespace birkhoff::transport {
 namespace {
 
 using testing::Instance;
+using testing::Settings;
+using testing::to_vector;
 
 TEST(ClosedForm, DivergenceBetweenACloudAndItsTranslateIsTheSquaredShift) {
   for (Cost cost : {Cost::SqEuclidean, Cost::HalfSqEuclidean})
@@ -25,19 +26,19 @@ TEST(ClosedForm, DivergenceBetweenACloudAndItsTranslateIsTheSquaredShift) {
               inst.x[static_cast<std::size_t>(i * 3 + k)] + t[k];
       inst.b = inst.a;
       inst.cost = cost;
-      SinkhornOptions o;
+      Settings o;
       o.blur = blur;
       o.scaling = 0.7;
-      const auto r = sinkhorn_divergence(inst.problem(), o);
+      const auto r = sinkhorn_divergence(inst.problem(o.blur), o);
       const double cs = cost == Cost::HalfSqEuclidean ? 0.5 : 1.0;
       const double t2 = t[0] * t[0] + t[1] * t[1] + t[2] * t[2];
-      EXPECT_NEAR(r.loss, cs * t2, 1e-6) << "blur " << blur;
+      EXPECT_NEAR(r.loss(), cs * t2, 1e-6) << "blur " << blur;
       // The gradient identity holds at the fixed point: check it on a converged solve.
-      SinkhornOptions converged;
+      Settings converged;
       converged.blur = std::max(blur, 1.0);
       converged.iterations = 20000;
       converged.tol = 1e-12;
-      const auto grad = gradients(inst.problem(), sinkhorn_divergence(inst.problem(), converged));
+      const auto grad = sinkhorn_divergence(inst.problem(converged.blur), converged).gradients();
       for (std::int64_t i = 0; i < inst.n; ++i)
         for (std::int64_t k = 0; k < 3; ++k)
           ASSERT_NEAR(grad.x[static_cast<std::size_t>(i * 3 + k)],
@@ -50,7 +51,7 @@ TEST(ClosedForm, DivergenceOfACloudWithItselfIsZero) {
   inst.y = inst.x;
   inst.b = inst.a;
   const auto r = sinkhorn_divergence(inst.problem());
-  EXPECT_NEAR(r.loss, 0.0, 1e-5);
+  EXPECT_NEAR(r.loss(), 0.0, 1e-5);
 }
 
 TEST(ClosedForm, TwoPointPlanHasTheLogisticDiagonal) {
@@ -59,14 +60,11 @@ TEST(ClosedForm, TwoPointPlanHasTheLogisticDiagonal) {
   // p = (1/2) / (1 + exp(-1 / eps)).
   const std::vector<double> x = {0, 1}, y = {2, 3};
   for (double eps : {0.25, 1.0, 4.0}) {
-    OtProblem<double> p;
-    p.x = {x.data(), 2, 1};
-    p.y = {y.data(), 2, 1};
-    SinkhornOptions o;
-    o.blur = std::sqrt(eps);
+    const auto p = testing::make_problem(x, 2, y, 2, 1, std::sqrt(eps));
+    Settings o;
     o.iterations = 2000;
     const auto r = sinkhorn(p, o);
-    const auto plan = TransportPlan<double>(p, r).dense();
+    const auto plan = r.dense_plan();
     EXPECT_NEAR(plan[0], 0.5 / (1 + std::exp(-1.0 / eps)), 1e-9) << eps;
     EXPECT_NEAR(plan[3], plan[0], 1e-9);
   }
@@ -74,15 +72,11 @@ TEST(ClosedForm, TwoPointPlanHasTheLogisticDiagonal) {
 
 TEST(ClosedForm, TwoDiracMassesCostTheirSquaredDistanceAtAnyEpsilon) {
   const std::vector<double> x = {1, 2, 3}, y = {-1, 0.5, 2};
-  OtProblem<double> p;
-  p.x = {x.data(), 1, 3};
-  p.y = {y.data(), 1, 3};
   for (double blur : {0.01, 0.5, 3.0}) {
-    SinkhornOptions o;
-    o.blur = blur;
-    const auto r = sinkhorn(p, o);
-    EXPECT_NEAR(r.loss, 4 + 2.25 + 1, 1e-9);
-    EXPECT_NEAR(r.transport_cost, 4 + 2.25 + 1, 1e-9);
+    const auto p = testing::make_problem(x, 1, y, 1, 3, blur);
+    const auto r = sinkhorn(p);
+    EXPECT_NEAR(r.loss(), 4 + 2.25 + 1, 1e-9);
+    EXPECT_NEAR(r.report().transport_cost, 4 + 2.25 + 1, 1e-9);
   }
 }
 
@@ -96,11 +90,11 @@ TEST(ClosedForm, OneDimensionalValueTendsToTheSortedMatchingCost) {
   // GeomLoss's schedule needs a slow annealing (scaling close to 1) to converge at small blur.
   double previous_gap = 1e9;
   for (double blur : {0.3, 0.1, 0.01}) {
-    SinkhornOptions o;
+    Settings o;
     o.blur = blur;
     o.scaling = 0.99;
-    const auto r = sinkhorn_divergence(inst.problem(), o);
-    const double gap = std::abs(r.loss - exact);
+    const auto r = sinkhorn_divergence(inst.problem(o.blur), o);
+    const double gap = std::abs(r.loss() - exact);
     EXPECT_LT(gap, previous_gap) << blur;
     previous_gap = gap;
   }
@@ -114,16 +108,16 @@ TEST(ClosedForm, TranslatingBothCloudsChangesNothing) {
       Instance<double> inst(30, 20, 2, 8);
       inst.reach_a = reach;
       inst.reach_b = reach;
-      SinkhornOptions o;
+      Settings o;
       o.blur = 0.5;
       o.iterations = 20;
       o.update = u;
-      const auto r0 = sinkhorn(inst.problem(), o);
+      const auto r0 = sinkhorn(inst.problem(o.blur), o);
       for (auto& v : inst.x) v += 25.0;
       for (auto& v : inst.y) v += 25.0;
-      const auto r1 = sinkhorn(inst.problem(), o);
-      EXPECT_NEAR(r0.loss, r1.loss, 1e-9);
-      for (std::size_t i = 0; i < r0.f.size(); ++i) ASSERT_NEAR(r0.f[i], r1.f[i], 1e-8);
+      const auto r1 = sinkhorn(inst.problem(o.blur), o);
+      EXPECT_NEAR(r0.loss(), r1.loss(), 1e-9);
+      for (std::size_t i = 0; i < r0.f().size(); ++i) ASSERT_NEAR(r0.f()[i], r1.f()[i], 1e-8);
     }
   }
 }

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "birkhoff/core/error.hpp"
-#include "birkhoff/transport/plan.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
 #include "transport/fixtures.hpp"
 
@@ -14,6 +13,8 @@ namespace birkhoff::transport {
 namespace {
 
 using testing::Instance;
+using testing::Settings;
+using testing::to_vector;
 
 template <class F>
 void expect_invalid(F f, const std::string& argument) {
@@ -28,24 +29,16 @@ void expect_invalid(F f, const std::string& argument) {
 TEST(SinkhornErrors, NameTheOffendingArgument) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
-  auto solve = [](const Instance<double>& i, SinkhornOptions o = {}) {
-    return sinkhorn(i.problem(), o);
+  auto solve = [](const Instance<double>& i, Settings o = {}) {
+    return sinkhorn(i.problem(o.blur), o);
   };
 
   Instance<double> empty(5, 5, 2, 1);
-  auto p = empty.problem();
-  p.x.rows = 0;
-  expect_invalid([&] { sinkhorn(p); }, "x");
-  p = empty.problem();
-  p.y.rows = 0;
-  p.b = {};
-  expect_invalid([&] { sinkhorn(p); }, "y");
-
-  Instance<double> mismatch(5, 5, 2, 1);
-  auto pm = mismatch.problem();
-  pm.y.cols = 1;
-  pm.y.stride = 2;
-  expect_invalid([&] { sinkhorn(pm); }, "y");
+  const MatrixView<const double> x(empty.x.data(), 5, 2), y(empty.y.data(), 5, 2);
+  expect_invalid([&] { PointCloud<double>({empty.x.data(), 0, 2}, y); }, "x");
+  expect_invalid([&] { PointCloud<double>(x, {empty.y.data(), 0, 2}); }, "y");
+  expect_invalid([&] { PointCloud<double>(x, {empty.y.data(), 5, 1, 2}); }, "y");
+  expect_invalid([&] { sinkhorn(OtProblem<double>{}); }, "geometry");
 
   for (double bad : {nan, inf}) {
     Instance<double> i(5, 6, 2, 1);
@@ -74,13 +67,13 @@ TEST(SinkhornErrors, NameTheOffendingArgument) {
   EXPECT_NO_THROW(solve(masses));
 
   Instance<double> ok(5, 6, 2, 1);
-  for (double blur : {0.0, -1.0, nan, inf}) {
-    SinkhornOptions o;
-    o.blur = blur;
-    expect_invalid([&] { solve(ok, o); }, "blur");
+  for (double eps : {0.0, -1.0, nan, inf}) {
+    auto p = ok.problem();
+    p.epsilon = eps;
+    expect_invalid([&] { sinkhorn(p); }, "epsilon");
   }
   for (double s : {0.0, 1.0, 1.5}) {
-    SinkhornOptions o;
+    Settings o;
     o.scaling = s;
     expect_invalid([&] { solve(ok, o); }, "scaling");
   }
@@ -90,58 +83,55 @@ TEST(SinkhornErrors, NameTheOffendingArgument) {
 
 TEST(SinkhornErrors, RejectParametersBeyondThePrecision) {
   Instance<double> i(5, 6, 2, 1);
-  for (double blur : {1e-160, 1e200}) {
-    SinkhornOptions o;
-    o.blur = blur;
-    expect_invalid([&] { sinkhorn(i.problem(), o); }, "blur");
-  }
+  for (double blur : {1e-160, 1e200}) expect_invalid([&] { sinkhorn(i.problem(blur)); }, "epsilon");
   i.reach_a = 1e-200;
   expect_invalid([&] { sinkhorn(i.problem()); }, "reach_a");
   i.reach_a.reset();
   // Epsilon far below what float32 resolves on this data.
   Instance<float> f(5, 6, 2, 1);
-  SinkhornOptions tiny;
-  tiny.blur = 1e-5;
-  expect_invalid([&] { sinkhorn(f.problem(), tiny); }, "blur");
+  expect_invalid([&] { sinkhorn(f.problem(1e-5)); }, "epsilon");
+  // An explicit schedule that passes below what float32 resolves.
+  Settings through;
+  through.epsilons = {1e-12, 0.05 * 0.05};
+  expect_invalid([&] { sinkhorn(f.problem(), through); }, "epsilon");
   // Squared coordinates overflowing float32.
   for (auto& v : f.x) v *= 1e20f;
   expect_invalid([&] { sinkhorn(f.problem()); }, "x");
   // A schedule of astronomically many steps is refused; a huge fixed count costs no memory.
-  SinkhornOptions slow;
+  Settings slow;
   slow.scaling = 0.9999999999999999;
-  expect_invalid([&] { sinkhorn(i.problem(), slow); }, "scaling");
-  SinkhornOptions tol_alone;
+  expect_invalid([&] { sinkhorn(i.problem(slow.blur), slow); }, "scaling");
+  Settings tol_alone;
   tol_alone.tol = 1e-3;
-  expect_invalid([&] { sinkhorn(i.problem(), tol_alone); }, "tol");
+  expect_invalid([&] { sinkhorn(i.problem(tol_alone.blur), tol_alone); }, "tol");
 }
 
 TEST(SinkhornErrors, AHugeIterationCountNeedsNoMemory) {
   Instance<double> i(5, 6, 2, 1);
-  SinkhornOptions o;
+  Settings o;
   o.blur = 1.0;
   o.iterations = 2147483647;
   o.tol = 1e-12;
-  const auto r = sinkhorn(i.problem(), o);
-  EXPECT_TRUE(r.stopped_early);
-  EXPECT_TRUE(r.converged);
+  const auto r = sinkhorn(i.problem(o.blur), o);
+  EXPECT_TRUE(r.report().stopped_early);
+  EXPECT_TRUE(r.converged());
 }
 
 TEST(SinkhornErrors, CancellationComesFromTheProgressCallback) {
   Instance<float> i(20, 20, 2, 1);
-  SinkhornOptions o;
+  Settings o;
   int calls = 0;
   o.progress = [&](const ProgressInfo& info) {
     EXPECT_EQ(info.stage, "sinkhorn");
     return ++calls < 3;
   };
-  EXPECT_THROW(sinkhorn(i.problem(), o), Cancelled);
+  EXPECT_THROW(sinkhorn(i.problem(o.blur), o), Cancelled);
   EXPECT_EQ(calls, 3);
 }
 
-TEST(PlanErrors, RejectShapeMismatchAndNonFiniteVectors) {
+TEST(SolutionErrors, RejectShapeMismatchAndNonFiniteVectors) {
   Instance<double> i(5, 6, 2, 1);
-  const auto r = sinkhorn(i.problem());
-  TransportPlan<double> plan(i.problem(), r);
+  const auto plan = sinkhorn(i.problem());
   std::vector<double> v(5), out(5);
   expect_invalid(
       [&] {

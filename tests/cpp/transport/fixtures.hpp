@@ -5,8 +5,30 @@
 #include <vector>
 
 #include "birkhoff/transport/sinkhorn.hpp"
+#include "birkhoff/transport/solution.hpp"
 
 namespace birkhoff::transport::testing {
+
+/// Solver options plus the blur of the problem they are used with (epsilon = blur^2).
+struct Settings : SinkhornOptions {
+  double blur = 0.05;
+};
+
+/// A problem on borrowed points: its geometry, weights, epsilon = blur^2 and marginals.
+template <class T>
+OtProblem<T> make_problem(const std::vector<T>& x, std::int64_t n, const std::vector<T>& y,
+                          std::int64_t m, std::int64_t d, double blur = 0.05,
+                          Cost cost = Cost::SqEuclidean) {
+  OtProblem<T> p;
+  p.geometry = PointCloud<T>({x.data(), n, d}, {y.data(), m, d}, cost);
+  p.epsilon = blur * blur;
+  return p;
+}
+
+template <class T>
+std::vector<T> to_vector(std::span<const T> v) {
+  return {v.begin(), v.end()};
+}
 
 /// A random problem that owns its arrays: x ~ N(0, I), y ~ N(shift, I), weights U(0.1, 1.1)
 /// normalised to unit mass (or uniform when `uniform`), optionally with some zero weights.
@@ -44,15 +66,11 @@ struct Instance {
     return out;
   }
 
-  OtProblem<T> problem() const {
-    OtProblem<T> p;
-    p.x = {x.data(), n, d};
-    p.y = {y.data(), m, d};
+  OtProblem<T> problem(double blur = 0.05) const {
+    OtProblem<T> p = make_problem(x, n, y, m, d, blur, cost);
     p.a = a;
     p.b = b;
-    p.cost = cost;
-    p.reach_a = reach_a;
-    p.reach_b = reach_b;
+    p.marginals = marginals_from_reach(reach_a, reach_b);
     return p;
   }
 };

@@ -3,7 +3,6 @@
 
 #include <cmath>
 
-#include "birkhoff/transport/plan.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
 #include "transport/fixtures.hpp"
 
@@ -11,9 +10,11 @@ namespace birkhoff::transport {
 namespace {
 
 using testing::Instance;
+using testing::Settings;
+using testing::to_vector;
 
-SinkhornOptions converged_options() {
-  SinkhornOptions o;
+Settings converged_options() {
+  Settings o;
   o.blur = 0.8;
   o.iterations = 3000;
   o.tol = 1e-13;
@@ -54,20 +55,21 @@ TEST(Gradients, MatchFiniteDifferencesForBalancedUnbalancedAndHalfCost) {
       inst.reach_a = ra;
       inst.reach_b = rb;
       const auto o = converged_options();
-      const auto r = sinkhorn(inst.problem(), o);
-      const auto grad = gradients(inst.problem(), r);
-      check_gradient(inst, grad,
-                     [&](const Instance<double>& i) { return sinkhorn(i.problem(), o).loss; });
+      const auto r = sinkhorn(inst.problem(o.blur), o);
+      const auto grad = r.gradients();
+      check_gradient(inst, grad, [&](const Instance<double>& i) {
+        return sinkhorn(i.problem(o.blur), o).loss();
+      });
     }
 }
 
 TEST(Gradients, OfTheDivergenceMatchFiniteDifferences) {
   Instance<double> inst(12, 10, 3, 21);
   const auto o = converged_options();
-  const auto r = sinkhorn_divergence(inst.problem(), o);
-  const auto grad = gradients(inst.problem(), r);
+  const auto r = sinkhorn_divergence(inst.problem(o.blur), o);
+  const auto grad = r.gradients();
   check_gradient(inst, grad, [&](const Instance<double>& i) {
-    return sinkhorn_divergence(i.problem(), o).loss;
+    return sinkhorn_divergence(i.problem(o.blur), o).loss();
   });
 }
 
@@ -75,27 +77,27 @@ TEST(Gradients, WithRespectToWeightsMatchFiniteDifferencesAlongMassPreservingMov
   // Balanced OT is defined on equal masses, so move mass between two points of a.
   Instance<double> inst(12, 10, 2, 29);
   const auto o = converged_options();
-  const auto r = sinkhorn(inst.problem(), o);
-  const auto grad = gradients(inst.problem(), r);
+  const auto r = sinkhorn(inst.problem(o.blur), o);
+  const auto grad = r.gradients();
   const double h = 1e-6;
   inst.a[2] += h;
   inst.a[5] -= h;
-  const double up = sinkhorn(inst.problem(), o).loss;
+  const double up = sinkhorn(inst.problem(o.blur), o).loss();
   inst.a[2] -= 2 * h;
   inst.a[5] += 2 * h;
-  const double down = sinkhorn(inst.problem(), o).loss;
+  const double down = sinkhorn(inst.problem(o.blur), o).loss();
   EXPECT_NEAR(grad.a[2] - grad.a[5], (up - down) / (2 * h), 1e-6);
   // Unbalanced: any direction.
   Instance<double> u(12, 10, 2, 31);
   u.reach_a = 1.0;
   u.reach_b = 1.5;
-  const auto ru = sinkhorn(u.problem(), o);
-  const auto gu = gradients(u.problem(), ru);
+  const auto ru = sinkhorn(u.problem(o.blur), o);
+  const auto gu = ru.gradients();
   const double keep = u.b[3];
   u.b[3] = keep + h;
-  const double bu = sinkhorn(u.problem(), o).loss;
+  const double bu = sinkhorn(u.problem(o.blur), o).loss();
   u.b[3] = keep - h;
-  const double bd = sinkhorn(u.problem(), o).loss;
+  const double bd = sinkhorn(u.problem(o.blur), o).loss();
   EXPECT_NEAR(gu.b[3], (bu - bd) / (2 * h), 1e-6);
 }
 

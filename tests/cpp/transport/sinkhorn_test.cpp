@@ -4,7 +4,6 @@
 
 #include <cmath>
 
-#include "birkhoff/transport/plan.hpp"
 #include "birkhoff/transport/reference.hpp"
 #include "transport/fixtures.hpp"
 
@@ -13,6 +12,8 @@ namespace {
 
 using testing::as_double;
 using testing::Instance;
+using testing::Settings;
+using testing::to_vector;
 
 struct Config {
   const char* name;
@@ -30,22 +31,22 @@ TEST_P(StreamingSolver, MatchesTheDenseTwinStepByStep) {
   for (std::int64_t d : {1, 3, 10}) {
     Instance<double> inst(41, 29, d, static_cast<unsigned>(d) * 7 + 1, false, c.zeros);
     inst.cost = c.cost;
-    SinkhornOptions o;
+    Settings o;
     o.blur = 0.3;
     o.iterations = c.iterations;
     o.update = c.update;
     o.last_extrapolation = c.extrapolation;
-    const auto got = sinkhorn(inst.problem(), o);
-    const auto want = reference::sinkhorn_dense(inst.problem(), o);
-    for (std::size_t i = 0; i < want.f.size(); ++i) ASSERT_NEAR(got.f[i], want.f[i], 1e-9) << i;
-    for (std::size_t j = 0; j < want.g.size(); ++j) ASSERT_NEAR(got.g[j], want.g[j], 1e-9) << j;
-    EXPECT_NEAR(got.epsilon, want.epsilon, 1e-15);
+    const auto got = sinkhorn(inst.problem(o.blur), o);
+    const auto want = reference::sinkhorn_dense(inst.problem(o.blur), o);
+    for (std::size_t i = 0; i < want.f.size(); ++i) ASSERT_NEAR(got.f()[i], want.f[i], 1e-9) << i;
+    for (std::size_t j = 0; j < want.g.size(); ++j) ASSERT_NEAR(got.g()[j], want.g[j], 1e-9) << j;
+    EXPECT_NEAR(got.epsilon(), want.epsilon, 1e-15);
     // Float32 end to end stays close to the float64 twin.
     Instance<float> inst_f(41, 29, d, static_cast<unsigned>(d) * 7 + 1, false, c.zeros);
     inst_f.cost = c.cost;
-    const auto got_f = sinkhorn(inst_f.problem(), o);
+    const auto got_f = sinkhorn(inst_f.problem(o.blur), o);
     for (std::size_t i = 0; i < want.f.size(); ++i)
-      ASSERT_NEAR(got_f.f[i], want.f[i], 2e-4 * (1 + std::abs(want.f[i])));
+      ASSERT_NEAR(got_f.f()[i], want.f[i], 2e-4 * (1 + std::abs(want.f[i])));
   }
 }
 
@@ -67,17 +68,17 @@ TEST(StreamingSolver, DivergenceAndUnbalancedMatchTheDenseTwin) {
     Instance<double> inst(30, 25, 3, 11);
     inst.reach_a = ra;
     inst.reach_b = rb;
-    SinkhornOptions o;
+    Settings o;
     o.blur = 0.4;
     o.iterations = 6;
-    const auto want = reference::sinkhorn_dense(inst.problem(), o);
-    const auto got = sinkhorn(inst.problem(), o);
-    for (std::size_t i = 0; i < want.f.size(); ++i) ASSERT_NEAR(got.f[i], want.f[i], 1e-9);
+    const auto want = reference::sinkhorn_dense(inst.problem(o.blur), o);
+    const auto got = sinkhorn(inst.problem(o.blur), o);
+    for (std::size_t i = 0; i < want.f.size(); ++i) ASSERT_NEAR(got.f()[i], want.f[i], 1e-9);
     if (ra.has_value() == rb.has_value()) {
-      const auto wd = reference::sinkhorn_dense(inst.problem(), o, true);
-      const auto gd = sinkhorn_divergence(inst.problem(), o);
-      for (std::size_t i = 0; i < wd.f_aa.size(); ++i) ASSERT_NEAR(gd.f_aa[i], wd.f_aa[i], 1e-9);
-      for (std::size_t j = 0; j < wd.g_bb.size(); ++j) ASSERT_NEAR(gd.g_bb[j], wd.g_bb[j], 1e-9);
+      const auto wd = reference::sinkhorn_dense(inst.problem(o.blur), o, true);
+      const auto gd = sinkhorn_divergence(inst.problem(o.blur), o);
+      for (std::size_t i = 0; i < wd.f_aa.size(); ++i) ASSERT_NEAR(gd.f_aa()[i], wd.f_aa[i], 1e-9);
+      for (std::size_t j = 0; j < wd.g_bb.size(); ++j) ASSERT_NEAR(gd.g_bb()[j], wd.g_bb[j], 1e-9);
     }
   }
 }
@@ -92,53 +93,54 @@ TEST(StreamingSolver, ConvergedValueEqualsTheExactDualObjective) {
     Instance<double> inst(30, 25, 2, 5);
     inst.reach_a = ra;
     inst.reach_b = rb;
-    SinkhornOptions o;
+    Settings o;
     o.blur = 0.7;
     o.iterations = 20000;
     o.tol = 1e-14;
-    const auto got = sinkhorn(inst.problem(), o);
-    const auto want = reference::sinkhorn_dense(inst.problem(), o);
-    EXPECT_NEAR(got.loss, want.loss, 1e-9);
+    const auto got = sinkhorn(inst.problem(o.blur), o);
+    const auto want = reference::sinkhorn_dense(inst.problem(o.blur), o);
+    EXPECT_NEAR(got.loss(), want.loss, 1e-9);
     if (!ra && !rb) {
-      EXPECT_TRUE(got.converged);
-      EXPECT_LT(got.marginal_error, 1e-9);
+      EXPECT_TRUE(got.converged());
+      EXPECT_LT(got.report().marginal_error, 1e-9);
     }
   }
 }
 
 TEST(StreamingSolver, TransportCostEqualsTheDensePlanCost) {
   Instance<double> inst(33, 21, 4, 3);
-  SinkhornOptions o;
+  Settings o;
   o.blur = 0.5;
-  const auto r = sinkhorn(inst.problem(), o);
-  TransportPlan<double> plan(inst.problem(), r);
-  const auto p = plan.dense();
-  const auto c = reference::cost_matrix(inst.problem().x, inst.problem().y, inst.cost);
+  const auto r = sinkhorn(inst.problem(o.blur), o);
+  const auto& plan = r;
+  const auto p = plan.dense_plan();
+  const auto c = reference::cost_matrix({inst.x.data(), inst.n, inst.d},
+                                        {inst.y.data(), inst.m, inst.d}, inst.cost);
   double cost = 0;
   for (std::size_t k = 0; k < p.size(); ++k) cost += p[k] * c[k];
-  EXPECT_NEAR(r.transport_cost, cost, 1e-10 * (1 + cost));
+  EXPECT_NEAR(r.report().transport_cost, cost, 1e-10 * (1 + cost));
 }
 
 TEST(StreamingSolver, ResultsDoNotDependOnThreadCount) {
   Instance<float> inst(3000, 2500, 5, 9);  // large enough for two threads
-  SinkhornOptions o;
+  Settings o;
   o.blur = 0.1;
   o.num_threads = 1;
-  const auto one = sinkhorn(inst.problem(), o);
+  const auto one = sinkhorn(inst.problem(o.blur), o);
   o.num_threads = 2;
-  const auto two = sinkhorn(inst.problem(), o);
-  EXPECT_EQ(one.f, two.f);
-  EXPECT_EQ(one.g, two.g);
-  EXPECT_EQ(one.loss, two.loss);
+  const auto two = sinkhorn(inst.problem(o.blur), o);
+  EXPECT_EQ(to_vector(one.f()), to_vector(two.f()));
+  EXPECT_EQ(to_vector(one.g()), to_vector(two.g()));
+  EXPECT_EQ(one.loss(), two.loss());
 }
 
 TEST(StreamingSolver, ZeroWeightsGiveFiniteValuesAndZeroGradientRows) {
   Instance<float> inst(50, 40, 3, 4, false, true);
   const auto r = sinkhorn(inst.problem());
-  for (float v : r.f) EXPECT_TRUE(std::isfinite(v));
-  for (float v : r.g) EXPECT_TRUE(std::isfinite(v));
-  EXPECT_TRUE(std::isfinite(r.loss));
-  const auto grad = gradients(inst.problem(), r);
+  for (float v : r.f()) EXPECT_TRUE(std::isfinite(v));
+  for (float v : r.g()) EXPECT_TRUE(std::isfinite(v));
+  EXPECT_TRUE(std::isfinite(r.loss()));
+  const auto grad = r.gradients();
   for (std::int64_t i = 0; i < inst.n; ++i)
     if (inst.a[static_cast<std::size_t>(i)] == 0) {
       for (std::int64_t k = 0; k < inst.d; ++k)
@@ -148,37 +150,38 @@ TEST(StreamingSolver, ZeroWeightsGiveFiniteValuesAndZeroGradientRows) {
 
 TEST(StreamingSolver, EarlyStoppingStopsAndReportsItsErrors) {
   Instance<double> inst(60, 50, 3, 2);
-  SinkhornOptions o;
+  Settings o;
   o.blur = 0.5;
   o.iterations = 5000;
   o.tol = 1e-8;
   o.check_every = 5;
-  const auto r = sinkhorn(inst.problem(), o);
-  EXPECT_TRUE(r.stopped_early);
-  EXPECT_LT(r.iterations, 5000);
-  EXPECT_EQ((r.iterations - 2) % 5, 0);  // plus the initial step and the extrapolation
-  ASSERT_FALSE(r.errors.empty());
-  EXPECT_LE(r.errors.back(), 1e-8);
-  EXPECT_TRUE(r.converged);
+  const auto r = sinkhorn(inst.problem(o.blur), o);
+  EXPECT_TRUE(r.report().stopped_early);
+  EXPECT_LT(r.report().iterations, 5000);
+  EXPECT_EQ((r.report().iterations - 2) % 5, 0);  // plus the initial step and the extrapolation
+  ASSERT_FALSE(r.report().errors.empty());
+  EXPECT_LE(r.report().errors.back(), 1e-8);
+  EXPECT_TRUE(r.converged());
 }
 
 TEST(EpsilonSchedule, FollowsGeomLossLengthsAndTruncation) {
-  SinkhornOptions o;
+  Settings o;
   o.blur = 0.05;
   o.scaling = 0.5;
   // D = 61.2 at blur .05, scaling .5: 13 entries (FlashSinkhorn note §3.7).
-  EXPECT_EQ(epsilon_schedule(o, 61.2).size(), 13u);
-  EXPECT_EQ(epsilon_schedule(o, 13.4).size(), 11u);
+  const double eps = o.blur * o.blur;
+  EXPECT_EQ(epsilon_schedule(o, eps, 61.2).size(), 13u);
+  EXPECT_EQ(epsilon_schedule(o, eps, 13.4).size(), 11u);
   o.scaling = 0.9;
-  EXPECT_EQ(epsilon_schedule(o, 61.2).size(), 70u);
+  EXPECT_EQ(epsilon_schedule(o, eps, 61.2).size(), 70u);
   // An exact power ratio: D = 1.6, blur .05, s = .5 -> ratio 32 = 2^5 -> 5 + 2 entries.
   o.scaling = 0.5;
-  const auto e = epsilon_schedule(o, 1.6);
+  const auto e = epsilon_schedule(o, eps, 1.6);
   ASSERT_EQ(e.size(), 7u);
   EXPECT_DOUBLE_EQ(e.front(), 1.6 * 1.6);
   EXPECT_DOUBLE_EQ(e.back(), 0.05 * 0.05);
   o.iterations = 4;
-  EXPECT_EQ(epsilon_schedule(o, 1.6), std::vector<double>(4, o.blur * o.blur));
+  EXPECT_EQ(epsilon_schedule(o, eps, 1.6), std::vector<double>(4, eps));
 }
 
 }  // namespace

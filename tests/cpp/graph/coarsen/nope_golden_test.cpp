@@ -1,5 +1,6 @@
 // Parity with the authors' code (docs/coarsen.md, "Parity") on the goldens in
-// ../shared/data/<dataset>/nope_golden/. Skipped when the shared data is absent.
+// ../shared/data/<dataset>/nope_golden/. Skipped when the shared data is absent (failed under
+// BIRKHOFF_REQUIRE_SHARED=1, see shared_data.hpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,11 +16,13 @@
 
 #include "birkhoff/graph/coarsen/nope.hpp"
 #include "birkhoff/io/npy.hpp"
+#include "birkhoff/io/npz.hpp"
+#include "shared_data.hpp"
 
 namespace birkhoff::coarsen {
 namespace {
 
-const std::string kData = BIRKHOFF_SHARED_DATA;
+const std::string kData = birkhoff::tests::shared_data_dir();
 
 struct Dataset {
   io::NpyArray x, e;
@@ -120,7 +123,7 @@ class GoldenParity : public ::testing::TestWithParam<Case> {};
 TEST_P(GoldenParity, NopeStarEqualsTheGoldenExactly) {
   const auto& [name, ratio] = GetParam();
   const Dataset* ds = load(name);
-  if (!ds) GTEST_SKIP() << "shared data not found at " << kData << "/" << name;
+  if (!ds) BIRKHOFF_SKIP_WITHOUT_SHARED_DATA(kData + "/" + name);
   const Golden gold = golden(name, "nopestar", ratio);
   NopeOptions o;
   o.variant = Variant::NopeStar;
@@ -143,7 +146,7 @@ TEST_P(GoldenParity, NopeStarEqualsTheGoldenExactly) {
 TEST_P(GoldenParity, NopeMatchesTheGoldenUpToNearTies) {
   const auto& [name, ratio] = GetParam();
   const Dataset* ds = load(name);
-  if (!ds) GTEST_SKIP() << "shared data not found at " << kData << "/" << name;
+  if (!ds) BIRKHOFF_SKIP_WITHOUT_SHARED_DATA(kData + "/" + name);
   const Golden gold = golden(name, "nope", ratio);
   NopeOptions o;
   o.variant = Variant::Nope;
@@ -180,7 +183,7 @@ TEST_P(GoldenParity, NopeMatchesTheGoldenUpToNearTies) {
 TEST_P(GoldenParity, CutOfTheSmallestRatioRunEqualsTheDirectRun) {
   const auto& [name, ratio] = GetParam();
   const Dataset* ds = load(name);
-  if (!ds) GTEST_SKIP() << "shared data not found at " << kData << "/" << name;
+  if (!ds) BIRKHOFF_SKIP_WITHOUT_SHARED_DATA(kData + "/" + name);
   NopeOptions o;
   o.variant = Variant::NopeStar;
   o.ratio = 0.1;
@@ -197,7 +200,7 @@ TEST_P(GoldenParity, CutOfTheSmallestRatioRunEqualsTheDirectRun) {
 
 TEST(GoldenData, ResultDoesNotDependOnTheThreadCount) {
   const Dataset* ds = load("cora");
-  if (!ds) GTEST_SKIP() << "shared data not found at " << kData << "/cora";
+  if (!ds) BIRKHOFF_SKIP_WITHOUT_SHARED_DATA(kData + "/cora");
   for (const Variant v : {Variant::Nope, Variant::NopeStar}) {
     NopeOptions a;
     a.variant = v;

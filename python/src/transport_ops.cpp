@@ -1,0 +1,241 @@
+// Bindings behind birkhoff.torch: a solve that keeps its native solution for the autograd
+// functions (gradients, Hessian-vector products, inverse HVP, implicit gradient), the hard
+// c-transform, and the label-augmented cost. Thin wrappers; the GIL is released while solving.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+
+#include "arrays.hpp"
+#include "birkhoff/transport/c_transform.hpp"
+#include "birkhoff/transport/hvp.hpp"
+#include "birkhoff/transport/sinkhorn.hpp"
+
+namespace birkhoff::python {
+namespace {
+
+using transport::Cost;
+
+/// A solved problem for autograd: the cross solution, and the divergence when debiased.
+template <class T>
+struct OtSolve {
+  transport::Solution<T> xy;
+  std::optional<transport::DivergenceSolution<T>> div;
+  std::size_t n() const { return static_cast<std::size_t>(xy.n()); }
+  std::size_t m() const { return static_cast<std::size_t>(xy.m()); }
+  std::size_t d() const { return static_cast<std::size_t>(xy.geometry().dim()); }
+};
+
+template <class T>
+nb::ndarray<nb::numpy, T> copy_of(std::span<const T> v) {
+  return to_numpy(std::vector<T>(v.begin(), v.end()), {v.size()});
+}
+
+template <class T>
+OtSolve<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b, bool half_cost,
+                 std::optional<double> reach_a, std::optional<double> reach_b, double epsilon,
+                 double scaling, std::optional<double> diameter, int iterations,
+                 std::optional<double> tol, bool debias, std::optional<In<std::int64_t>> x_labels,
+                 std::optional<In<std::int64_t>> y_labels, std::optional<In<double>> label_cost,
+                 double label_weight, int num_threads) {
+  const auto xv = matrix(x, "x"), yv = matrix(y, "y");
+  transport::OtProblem<T> problem;
+  problem.a = vector_view(a, "a");
+  problem.b = vector_view(b, "b");
+  problem.epsilon = epsilon;
+  problem.marginals = transport::marginals_from_reach(reach_a, reach_b);
+  transport::SinkhornOptions o;
+  o.scaling = scaling;
+  o.diameter = diameter;
+  o.iterations = iterations;
+  o.tol = tol;
+  o.num_threads = num_threads;
+  o.progress = progress_with_signals(nb::none());
+  const Cost cost = half_cost ? Cost::HalfSqEuclidean : Cost::SqEuclidean;
+  std::optional<transport::LabelCost> labels;
+  if (label_cost) {
+    require(x_labels && y_labels, "x_labels", "label_cost needs x_labels and y_labels");
+    const auto table = matrix(*label_cost, "label_cost");
+    labels = transport::LabelCost{vector_view(x_labels, "x_labels"),
+                                  vector_view(y_labels, "y_labels"), table, label_weight};
+  }
+  OtSolve<T> s;
+  {
+    nb::gil_scoped_release release;
+    problem.geometry = labels ? transport::PointCloud<T>(xv, yv, cost, *labels)
+                              : transport::PointCloud<T>(xv, yv, cost);
+    if (debias) {
+      s.div = transport::sinkhorn_divergence(problem, o);
+      s.xy = s.div->xy();
+    } else {
+      s.xy = transport::sinkhorn(problem, o);
+    }
+  }
+  return s;
+}
+
+template <class T>
+transport::HvpOptions hvp_options(int max_iter, double rtol, int num_threads) {
+  transport::HvpOptions o;
+  o.max_iter = max_iter;
+  o.rtol = rtol;
+  o.num_threads = num_threads;
+  o.progress = progress_with_signals(nb::none());
+  return o;
+}
+
+template <class T>
+nb::tuple gradients_tuple(transport::Gradients<T>&& g, std::size_t n, std::size_t m,
+                          std::size_t d) {
+  return nb::make_tuple(to_numpy(std::move(g.x), {n, d}), to_numpy(std::move(g.y), {m, d}),
+                        to_numpy(std::move(g.a), {n}), to_numpy(std::move(g.b), {m}));
+}
+
+template <class T>
+void bind(nb::module_& m, const char* name) {
+  using S = OtSolve<T>;
+  nb::class_<S>(m, name)
+      .def_prop_ro("loss", [](const S& s) { return s.div ? s.div->loss() : s.xy.loss(); })
+      .def_prop_ro(
+          "f", [](const S& s) { return copy_of(s.xy.f()); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "g", [](const S& s) { return copy_of(s.xy.g()); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "f_aa", [](const S& s) { return copy_of(s.div->f_aa()); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "g_bb", [](const S& s) { return copy_of(s.div->g_bb()); }, nb::rv_policy::move)
+      .def_prop_ro("debias", [](const S& s) { return s.div.has_value(); })
+      .def_prop_ro("epsilon", [](const S& s) { return s.xy.report().epsilon; })
+      .def_prop_ro("iterations", [](const S& s) { return s.xy.report().iterations; })
+      .def_prop_ro("converged", [](const S& s) { return s.xy.report().converged; })
+      .def_prop_ro("marginal_error", [](const S& s) { return s.xy.report().marginal_error; })
+      .def_prop_ro("transport_cost", [](const S& s) { return s.xy.report().transport_cost; })
+      .def("gradients",
+           [](const S& s) {
+             transport::Gradients<T> g;
+             {
+               nb::gil_scoped_release release;
+               g = s.div ? s.div->gradients() : s.xy.gradients();
+             }
+             return gradients_tuple(std::move(g), s.n(), s.m(), s.d());
+           })
+      .def(
+          "hvp",
+          [](const S& s, In<T> vx, std::optional<In<T>> vy, bool want_y, int max_iter, double rtol,
+             int num_threads) {
+            const auto ax = matrix(vx, "vx");
+            const MatrixView<const T> ay = vy ? matrix(*vy, "vy") : MatrixView<const T>{};
+            const auto o = hvp_options<T>(max_iter, rtol, num_threads);
+            transport::HvpResult<T> h;
+            {
+              nb::gil_scoped_release release;
+              h = s.div ? transport::hvp(*s.div, ax, ay, want_y, o)
+                        : transport::hvp(s.xy, ax, ay, want_y, o);
+            }
+            nb::object hy = nb::none();
+            if (want_y) hy = nb::cast(to_numpy(std::move(h.y), {s.m(), s.d()}));
+            return nb::make_tuple(to_numpy(std::move(h.x), {s.n(), s.d()}), hy, h.cg_iterations,
+                                  h.converged);
+          },
+          nb::arg("vx"), nb::arg("vy").none(), nb::arg("want_y"), nb::arg("max_iter"),
+          nb::arg("rtol"), nb::arg("num_threads"))
+      .def(
+          "inverse_hvp",
+          [](const S& s, In<T> g, int max_iter, double rtol, int inner_max_iter, double inner_rtol,
+             int num_threads) {
+            require(!s.div, "debias", "inverse_hvp is defined for OT (debias=False) only");
+            const auto gv = matrix(g, "g");
+            transport::InverseHvpOptions o;
+            o.max_iter = max_iter;
+            o.rtol = rtol;
+            o.inner = hvp_options<T>(inner_max_iter, inner_rtol, num_threads);
+            transport::InverseHvpResult<T> w;
+            {
+              nb::gil_scoped_release release;
+              w = transport::inverse_hvp(s.xy, gv, o);
+            }
+            return nb::make_tuple(to_numpy(std::move(w.x), {s.n(), s.d()}), w.iterations,
+                                  w.converged, w.negative_curvature);
+          },
+          nb::arg("g"), nb::arg("max_iter"), nb::arg("rtol"), nb::arg("inner_max_iter"),
+          nb::arg("inner_rtol"), nb::arg("num_threads"))
+      .def(
+          "implicit_gradient",
+          [](const S& s, In<T> grad_f, In<T> grad_g, int max_iter, double rtol, int num_threads) {
+            const auto gf = vector_view(std::optional<In<T>>(grad_f), "grad_f");
+            const auto gg = vector_view(std::optional<In<T>>(grad_g), "grad_g");
+            const auto o = hvp_options<T>(max_iter, rtol, num_threads);
+            transport::Gradients<T> g;
+            {
+              nb::gil_scoped_release release;
+              g = transport::implicit_gradient(s.xy, gf, gg, o);
+            }
+            return gradients_tuple(std::move(g), s.n(), s.m(), s.d());
+          },
+          nb::arg("grad_f"), nb::arg("grad_g"), nb::arg("max_iter"), nb::arg("rtol"),
+          nb::arg("num_threads"))
+      .def(
+          "apply",
+          [](const S& s, In<T> v, bool transpose) {
+            const auto view = matrix(v, transpose ? "u" : "v");
+            const std::size_t rows = transpose ? s.m() : s.n();
+            std::vector<T> out(rows * static_cast<std::size_t>(view.cols));
+            {
+              nb::gil_scoped_release release;
+              const MatrixView<T> o(out.data(), static_cast<std::int64_t>(rows), view.cols);
+              if (transpose) {
+                s.xy.apply_transpose(view, o);
+              } else {
+                s.xy.apply(view, o);
+              }
+            }
+            return to_numpy(std::move(out), {rows, static_cast<std::size_t>(view.cols)});
+          },
+          nb::arg("v"), nb::arg("transpose"))
+      .def("barycentric_map", [](const S& s) {
+        std::vector<T> map;
+        {
+          nb::gil_scoped_release release;
+          map = s.xy.barycentric_map();
+        }
+        return to_numpy(std::move(map), {s.n(), s.d()});
+      });
+
+  m.def("ot_solve", &solve<T>, nb::arg("x"), nb::arg("y"), nb::arg("a").none(), nb::arg("b").none(),
+        nb::arg("half_cost"), nb::arg("reach_a").none(), nb::arg("reach_b").none(),
+        nb::arg("epsilon"), nb::arg("scaling"), nb::arg("diameter").none(), nb::arg("iterations"),
+        nb::arg("tol").none(), nb::arg("debias"), nb::arg("x_labels").none(),
+        nb::arg("y_labels").none(), nb::arg("label_cost").none(), nb::arg("label_weight"),
+        nb::arg("num_threads"));
+
+  m.def(
+      "c_transform",
+      [](In<T> x, In<T> y, In<T> g, std::optional<In<T>> a, std::optional<In<T>> b, bool half_cost,
+         int num_threads) {
+        const auto xv = matrix(x, "x"), yv = matrix(y, "y");
+        const auto gv = vector_view(std::optional<In<T>>(g), "g");
+        const auto av = vector_view(a, "a"), bv = vector_view(b, "b");
+        transport::CTransform<T> c;
+        {
+          nb::gil_scoped_release release;
+          const transport::PointCloud<T> geometry(
+              xv, yv, half_cost ? Cost::HalfSqEuclidean : Cost::SqEuclidean);
+          c = transport::c_transform(geometry, gv, av, bv, num_threads);
+        }
+        const auto n = static_cast<std::size_t>(xv.rows), mm = static_cast<std::size_t>(yv.rows);
+        const auto d = static_cast<std::size_t>(xv.cols);
+        return nb::make_tuple(
+            to_numpy(std::move(c.values), {n}), to_numpy(std::move(c.argmin), {n}), c.value,
+            to_numpy(std::move(c.grad_x), {n, d}), to_numpy(std::move(c.grad_g), {mm}));
+      },
+      nb::arg("x"), nb::arg("y"), nb::arg("g"), nb::arg("a").none(), nb::arg("b").none(),
+      nb::arg("half_cost"), nb::arg("num_threads"));
+}
+
+}  // namespace
+
+void register_transport_ops(nb::module_& m) {
+  bind<float>(m, "OtSolve32");
+  bind<double>(m, "OtSolve64");
+}
+
+}  // namespace birkhoff::python

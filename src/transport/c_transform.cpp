@@ -1,0 +1,90 @@
+#include "birkhoff/transport/c_transform.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "birkhoff/core/error.hpp"
+#include "birkhoff/kernels/lse.hpp"
+
+namespace birkhoff::transport {
+namespace {
+
+template <class T>
+std::vector<double> weights(std::span<const T> w, std::int64_t count, const char* name) {
+  require(w.empty() || static_cast<std::int64_t>(w.size()) == count, name,
+          "must have length " + std::to_string(count));
+  std::vector<double> out(static_cast<std::size_t>(count), 1.0 / static_cast<double>(count));
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    require(std::isfinite(static_cast<double>(w[i])) && w[i] >= 0, name,
+            "weights must be finite and >= 0");
+    out[i] = w[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+template <class T>
+CTransform<T> c_transform(const PointCloud<T>& geometry, std::span<const T> g, std::span<const T> a,
+                          std::span<const T> b, int num_threads) {
+  require(!geometry.empty(), "geometry", "is empty: build a PointCloud from x and y");
+  require(geometry.num_labels() == 0, "geometry",
+          "the hard c-transform does not support the label-augmented cost");
+  const std::int64_t n = geometry.n(), m = geometry.m(), d = geometry.dim();
+  require(static_cast<std::int64_t>(g.size()) == m, "g",
+          "must have length m = " + std::to_string(m));
+  for (std::size_t j = 0; j < g.size(); ++j)
+    require(std::isfinite(static_cast<double>(g[j])), "g",
+            "non-finite entry at " + std::to_string(j));
+  const auto wa = weights(a, n, "a");
+  const auto wb = weights(b, m, "b");
+  const double kappa = 2.0 * cost_scale(geometry.cost());
+  // c_i = alpha_i + min_j [(beta_j - g_j) - kappa <x_i, y_j>] on the centred points.
+  std::vector<T> bias(static_cast<std::size_t>(m));
+  for (std::int64_t j = 0; j < m; ++j)
+    bias[static_cast<std::size_t>(j)] =
+        geometry.y_sqnorm()[static_cast<std::size_t>(j)] - g[static_cast<std::size_t>(j)];
+  CTransform<T> out;
+  out.values.resize(static_cast<std::size_t>(n));
+  out.argmin.resize(static_cast<std::size_t>(n));
+  kernels::MinArgs<T> args;
+  args.x = geometry.x().data;
+  args.n = n;
+  args.x_stride = d;
+  args.y = geometry.y().data;
+  args.m = m;
+  args.y_stride = d;
+  args.d = d;
+  args.bias = bias.data();
+  args.scale = static_cast<T>(-kappa);
+  args.row_min = out.values.data();
+  args.row_argmin = out.argmin.data();
+  args.num_threads = num_threads;
+  kernels::row_min(args);
+  out.grad_x.resize(static_cast<std::size_t>(n * d));
+  out.grad_g.assign(wb.begin(), wb.end());
+  const auto x = geometry.x(), y = geometry.y();
+  double value = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto si = static_cast<std::size_t>(i);
+    out.values[si] = static_cast<T>(out.values[si] + geometry.x_sqnorm()[si]);
+    value += wa[si] * out.values[si];
+    const std::int64_t j = out.argmin[si];
+    out.grad_g[static_cast<std::size_t>(j)] =
+        static_cast<T>(out.grad_g[static_cast<std::size_t>(j)] - wa[si]);
+    for (std::int64_t k = 0; k < d; ++k)
+      out.grad_x[static_cast<std::size_t>(i * d + k)] =
+          static_cast<T>(wa[si] * kappa * (static_cast<double>(x(i, k)) - y(j, k)));
+  }
+  for (std::int64_t j = 0; j < m; ++j)
+    value += wb[static_cast<std::size_t>(j)] * g[static_cast<std::size_t>(j)];
+  out.value = value;
+  return out;
+}
+
+template CTransform<float> c_transform(const PointCloud<float>&, std::span<const float>,
+                                       std::span<const float>, std::span<const float>, int);
+template CTransform<double> c_transform(const PointCloud<double>&, std::span<const double>,
+                                        std::span<const double>, std::span<const double>, int);
+
+}  // namespace birkhoff::transport

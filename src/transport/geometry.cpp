@@ -1,0 +1,156 @@
+#include "birkhoff/transport/geometry.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "birkhoff/core/error.hpp"
+
+namespace birkhoff::transport {
+namespace {
+
+template <class T>
+void check_points(MatrixView<const T> p, const char* name) {
+  require(p.rows > 0, name, "the point cloud is empty (need at least one point)");
+  require(p.cols > 0, name, "points have dimension 0");
+  require(p.data != nullptr && p.stride >= p.cols, name, "invalid array");
+  for (std::int64_t i = 0; i < p.rows; ++i)
+    for (std::int64_t k = 0; k < p.cols; ++k)
+      if (!std::isfinite(static_cast<double>(p(i, k))))
+        throw InvalidInput(std::string(name) + ": non-finite value at row " + std::to_string(i) +
+                           ", column " + std::to_string(k));
+}
+
+// Centre of the joint bounding box of x and y.
+template <class T>
+std::vector<double> joint_centre(MatrixView<const T> x, MatrixView<const T> y) {
+  const std::int64_t d = x.cols;
+  std::vector<double> lo(static_cast<std::size_t>(d), std::numeric_limits<double>::infinity());
+  std::vector<double> hi(static_cast<std::size_t>(d), -std::numeric_limits<double>::infinity());
+  for (const auto& m : {x, y})
+    for (std::int64_t i = 0; i < m.rows; ++i)
+      for (std::int64_t k = 0; k < d; ++k) {
+        lo[static_cast<std::size_t>(k)] =
+            std::min(lo[static_cast<std::size_t>(k)], static_cast<double>(m(i, k)));
+        hi[static_cast<std::size_t>(k)] =
+            std::max(hi[static_cast<std::size_t>(k)], static_cast<double>(m(i, k)));
+      }
+  std::vector<double> c(static_cast<std::size_t>(d));
+  for (std::size_t k = 0; k < c.size(); ++k) c[k] = 0.5 * (lo[k] + hi[k]);
+  return c;
+}
+
+// Writes the centred rows of p and their folded squared norms cs |p_i - c|^2.
+template <class T>
+void centre_rows(MatrixView<const T> p, const std::vector<double>& centre, double cs,
+                 std::vector<T>& points, std::vector<T>& sqnorm) {
+  const std::int64_t n = p.rows, d = p.cols;
+  points.resize(static_cast<std::size_t>(n * d));
+  sqnorm.resize(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    double s = 0;
+    for (std::int64_t k = 0; k < d; ++k) {
+      const T v =
+          static_cast<T>(static_cast<double>(p(i, k)) - centre[static_cast<std::size_t>(k)]);
+      points[static_cast<std::size_t>(i * d + k)] = v;
+      s += static_cast<double>(v) * v;
+    }
+    sqnorm[static_cast<std::size_t>(i)] = static_cast<T>(cs * s);
+  }
+}
+
+}  // namespace
+
+double cost_scale(Cost cost) { return cost == Cost::HalfSqEuclidean ? 0.5 : 1.0; }
+
+template <class T>
+double bounding_diameter(MatrixView<const T> x, MatrixView<const T> y) {
+  double s = 0;
+  for (std::int64_t k = 0; k < x.cols; ++k) {
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (const auto& m : {x, y})
+      for (std::int64_t i = 0; i < m.rows; ++i) {
+        lo = std::min(lo, static_cast<double>(m(i, k)));
+        hi = std::max(hi, static_cast<double>(m(i, k)));
+      }
+    s += (hi - lo) * (hi - lo);
+  }
+  return std::sqrt(s);
+}
+
+template <class T>
+PointCloud<T>::PointCloud(MatrixView<const T> x, MatrixView<const T> y, Cost cost) {
+  check_points(x, "x");
+  check_points(y, "y");
+  require(x.cols == y.cols, "y",
+          "dimension mismatch: x has d = " + std::to_string(x.cols) +
+              ", y has d = " + std::to_string(y.cols));
+  auto data = std::make_shared<Data>();
+  data->diameter = bounding_diameter(x, y);
+  // Squared norms (relative to the centre of the data) must not overflow T.
+  require(std::isfinite(static_cast<T>(data->diameter * data->diameter)), "x",
+          "coordinates are too large: squared distances overflow " +
+              std::string(sizeof(T) == 4 ? "float32" : "float64"));
+  data->n = x.rows;
+  data->m = y.rows;
+  data->d = x.cols;
+  data->cost = cost;
+  data->centre = joint_centre(x, y);
+  const double cs = cost_scale(cost);
+  centre_rows(x, data->centre, cs, data->x, data->x_sqnorm);
+  centre_rows(y, data->centre, cs, data->y, data->y_sqnorm);
+  data_ = std::move(data);
+}
+
+namespace {
+
+std::vector<std::int32_t> check_labels(std::span<const std::int64_t> labels, std::int64_t count,
+                                       std::int64_t classes, const char* name) {
+  require(static_cast<std::int64_t>(labels.size()) == count, name,
+          "must have one label per point (" + std::to_string(count) + "), got " +
+              std::to_string(labels.size()));
+  std::vector<std::int32_t> out(labels.size());
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    require(labels[i] >= 0 && labels[i] < classes, name,
+            "label " + std::to_string(labels[i]) + " at index " + std::to_string(i) +
+                " is outside [0, " + std::to_string(classes) + ") (the label_cost table's size)");
+    out[i] = static_cast<std::int32_t>(labels[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+template <class T>
+PointCloud<T>::PointCloud(MatrixView<const T> x, MatrixView<const T> y, Cost cost,
+                          const LabelCost& labels)
+    : PointCloud(x, y, cost) {
+  const auto& t = labels.table;
+  const std::int64_t v = t.rows;
+  require(v > 0 && t.cols == v && t.data != nullptr, "label_cost",
+          "must be a non-empty square (V, V) table");
+  require(v <= 4096, "label_cost", "at most 4096 classes are supported");
+  require(std::isfinite(labels.weight) && labels.weight >= 0, "label_weight",
+          "must be finite and >= 0");
+  auto data = std::make_shared<Data>(*data_);
+  data->num_labels = v;
+  data->x_labels = check_labels(labels.x_labels, data->n, v, "x_labels");
+  data->y_labels = check_labels(labels.y_labels, data->m, v, "y_labels");
+  data->label_cost.resize(static_cast<std::size_t>(v * v));
+  for (std::int64_t i = 0; i < v; ++i)
+    for (std::int64_t j = 0; j < v; ++j) {
+      const double w = t(i, j);
+      require(std::isfinite(w) && w >= 0, "label_cost", "entries must be finite and >= 0");
+      require(w == t(j, i), "label_cost", "must be symmetric");
+      data->label_cost[static_cast<std::size_t>(i * v + j)] = labels.weight * w;
+    }
+  data_ = std::move(data);
+}
+
+template class PointCloud<float>;
+template class PointCloud<double>;
+template double bounding_diameter(MatrixView<const float>, MatrixView<const float>);
+template double bounding_diameter(MatrixView<const double>, MatrixView<const double>);
+
+}  // namespace birkhoff::transport

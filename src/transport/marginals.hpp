@@ -1,0 +1,63 @@
+// PRIVATE: the arithmetic of each marginal policy, in one place. The solver, the value, the
+// gradients and the plan statistics ask this class, never the policy type, so a new policy
+// (partial OT) is added here and in include/birkhoff/transport/problem.hpp only.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "birkhoff/transport/problem.hpp"
+
+namespace birkhoff::transport::detail {
+
+/// Which side of the problem: the rows (x, a, f) or the columns (y, b, g).
+enum class Axis { X = 0, Y = 1 };
+
+class MarginalPolicy {
+ public:
+  explicit MarginalPolicy(const Marginals& marginals);
+
+  /// The policy of the self problem OT(w, w) of one side (both of its sides relax alike).
+  MarginalPolicy self(Axis axis) const;
+
+  /// True when the side's marginal is a hard constraint (it counts in marginal_error).
+  bool hard(Axis axis) const;
+
+  /// The averaged update of a shifted potential h (= standard - offset) from its soft
+  /// c-transform candidate (same form): h <- (1 - w) h + w target, where target is the
+  /// candidate itself for a hard side and its damped version lambda cand - (1 - lambda) offset,
+  /// lambda = 1 / (1 + eps / rho), for a relaxed one ([sejourne2019]; [flashsinkhorn2026]
+  /// §2.5: the offset term makes the damping act on the standard potential).
+  template <class T>
+  void update(Axis axis, std::vector<T>& h, const std::vector<T>& candidate, const T* offset,
+              double eps, double w) const;
+
+  /// The value of standard potentials f, g with weights wa, wb (GeomLoss's formula,
+  /// [flashsinkhorn2026] §1.4, §4.3): a hard side contributes <w, h>; a relaxed side (rho +
+  /// eps/2 if the other side is relaxed too, else rho) <w, 1 - exp(-h/rho)>.
+  template <class T>
+  double value(std::span<const T> f, std::span<const T> g, std::span<const T> wa,
+               std::span<const T> wb, double eps) const;
+
+  /// d value / d w_i at the optimum (envelope theorem): h_i on a hard side; on a relaxed
+  /// side rho (1 - e) - eps e, plus eps/2 when the other side is relaxed too, e = exp(-h_i/rho).
+  template <class T>
+  void add_weight_gradient(Axis axis, std::span<const T> h, double eps, double factor,
+                           std::vector<T>& out) const;
+
+  /// The plan's row mass at the optimum on a side, for the point gradient: w_i on a hard side,
+  /// w_i exp(-h_i / rho) on a relaxed one.
+  double row_mass(Axis axis, double w, double h) const;
+
+  /// 1 / lambda = 1 + eps / rho on a relaxed side, 1 on a hard one: the factor by which the
+  /// side's block of the dual Hessian exceeds its plan marginal ([flashsinkhorn2026] §7.2).
+  double inverse_damping(Axis axis, double eps) const;
+
+ private:
+  MarginalPolicy() = default;
+  std::array<std::optional<double>, 2> reach_{};
+};
+
+}  // namespace birkhoff::transport::detail

@@ -1,0 +1,295 @@
+#include "birkhoff/transport/solution.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "birkhoff/core/error.hpp"
+#include "birkhoff/core/system.hpp"
+#include "transport/state.hpp"
+
+namespace birkhoff::transport {
+namespace {
+
+using detail::Axis;
+using detail::LseOut;
+using detail::Side;
+
+template <class T>
+void check_finite(MatrixView<const T> v, const char* name) {
+  for (std::int64_t i = 0; i < v.rows; ++i)
+    for (std::int64_t k = 0; k < v.cols; ++k)
+      if (!std::isfinite(static_cast<double>(v(i, k))))
+        throw InvalidInput(std::string(name) + ": non-finite value at row " + std::to_string(i));
+}
+
+template <class T>
+std::vector<T> contiguous(MatrixView<const T> v) {
+  std::vector<T> out(static_cast<std::size_t>(v.rows * v.cols));
+  for (std::int64_t i = 0; i < v.rows; ++i) std::copy_n(v.row(i), v.cols, out.begin() + i * v.cols);
+  return out;
+}
+
+// out_i = sum_j P_ij v_j for rows `r` (shifted potential rh) against columns `c` (potential ch);
+// with `mass` also the row sums.
+template <class T>
+void product(const Side<T>& r, const T* rh, const Side<T>& c, const T* ch, double eps, double kappa,
+             int threads, const std::vector<T>& v, std::int64_t k, T* out,
+             std::vector<T>* mass = nullptr) {
+  LseOut<T> o;
+  detail::lse_pass(r, c, ch, eps, kappa, threads, o, k ? v.data() : nullptr, k);
+  if (mass) mass->resize(static_cast<std::size_t>(r.n));
+  for (std::int64_t i = 0; i < r.n; ++i) {
+    const auto si = static_cast<std::size_t>(i);
+    const double factor = detail::plan_row_factor(r, rh, si, eps, o.max[si]);
+    for (std::int64_t q = 0; q < k; ++q)
+      out[i * k + q] = static_cast<T>(factor * o.values[static_cast<std::size_t>(i * k + q)]);
+    if (mass) (*mass)[si] = static_cast<T>(factor * o.sum[si]);
+  }
+}
+
+// Row-normalised barycentre of the columns: bar_i = sum_j pi_ij c_j with pi the softmax of
+// log w_j + (h_j - C_ij) / eps over j (centred coordinates).
+template <class T>
+std::vector<T> barycentres(const Side<T>& r, const Side<T>& c, const T* ch, double eps,
+                           double kappa, int threads) {
+  LseOut<T> o;
+  detail::lse_pass(r, c, ch, eps, kappa, threads, o, c.points, c.d);
+  std::vector<T> bar(static_cast<std::size_t>(r.n * r.d));
+  for (std::int64_t i = 0; i < r.n; ++i)
+    for (std::int64_t k = 0; k < r.d; ++k)
+      bar[static_cast<std::size_t>(i * r.d + k)] =
+          o.values[static_cast<std::size_t>(i * r.d + k)] / o.sum[static_cast<std::size_t>(i)];
+  return bar;
+}
+
+// d/dx_i of an OT value: kappa r_i (x_i - bar_i) with r_i the policy's row mass at the
+// optimum: the envelope theorem, [flashsinkhorn2026] §4.4 and §5.2. A self term, where x sits
+// on both sides, passes the same side twice and a factor of -1 for -OT(a,a)/2 (the two halves
+// give one full self gradient).
+template <class T>
+void add_point_gradient(const detail::MarginalPolicy& policy, Axis axis, const Side<T>& r,
+                        const Side<T>& c, std::span<const T> h, std::span<const T> h_grad_other,
+                        double eps, double kappa, int threads, double factor, std::vector<T>& out) {
+  const auto ch = detail::shifted(h_grad_other, c.sqnorm);
+  const auto bar = barycentres(r, c, ch.data(), eps, kappa, threads);
+  for (std::int64_t i = 0; i < r.n; ++i) {
+    const auto si = static_cast<std::size_t>(i);
+    const double mass =
+        policy.row_mass(axis, static_cast<double>(r.weights[si]), static_cast<double>(h[si]));
+    for (std::int64_t k = 0; k < r.d; ++k) {
+      const auto idx = static_cast<std::size_t>(i * r.d + k);
+      out[idx] += static_cast<T>(factor * kappa * mass * (r.points[idx] - bar[idx]));
+    }
+  }
+}
+
+template <class T>
+std::span<const T> or_else(const std::vector<T>& preferred, const std::vector<T>& fallback) {
+  return preferred.empty() ? fallback : preferred;
+}
+
+}  // namespace
+
+template <class T>
+Solution<T>::Solution(std::shared_ptr<const detail::SolutionState<T>> state)
+    : state_(std::move(state)) {}
+
+template <class T>
+const PointCloud<T>& Solution<T>::geometry() const {
+  return state_->geometry;
+}
+template <class T>
+const Marginals& Solution<T>::marginals() const {
+  return state_->marginals;
+}
+template <class T>
+const SinkhornReport& Solution<T>::report() const {
+  return state_->report;
+}
+template <class T>
+std::span<const T> Solution<T>::f() const {
+  return state_->f;
+}
+template <class T>
+std::span<const T> Solution<T>::g() const {
+  return state_->g;
+}
+template <class T>
+std::span<const T> Solution<T>::f_grad() const {
+  return state_->f_grad;
+}
+template <class T>
+std::span<const T> Solution<T>::g_grad() const {
+  return state_->g_grad;
+}
+template <class T>
+std::span<const T> Solution<T>::a() const {
+  return state_->a.w;
+}
+template <class T>
+std::span<const T> Solution<T>::b() const {
+  return state_->b.w;
+}
+
+template <class T>
+void Solution<T>::apply(MatrixView<const T> v, MatrixView<T> out) const {
+  const auto& s = *state_;
+  require(v.rows == s.geometry.m(), "v",
+          "must have " + std::to_string(s.geometry.m()) + " rows (one per point of y)");
+  require(out.rows == s.geometry.n() && out.cols == v.cols, "out", "must have shape (n, k)");
+  check_finite(v, "v");
+  std::vector<T> res(static_cast<std::size_t>(out.rows * v.cols));
+  product(s.x(), s.f_hat.data(), s.y(), s.g_hat.data(), s.report.epsilon, s.kappa(),
+          resolve_threads(s.num_threads), contiguous(v), v.cols, res.data());
+  for (std::int64_t i = 0; i < out.rows; ++i)
+    std::copy_n(res.begin() + i * v.cols, v.cols, out.row(i));
+}
+
+template <class T>
+void Solution<T>::apply_transpose(MatrixView<const T> u, MatrixView<T> out) const {
+  const auto& s = *state_;
+  require(u.rows == s.geometry.n(), "u",
+          "must have " + std::to_string(s.geometry.n()) + " rows (one per point of x)");
+  require(out.rows == s.geometry.m() && out.cols == u.cols, "out", "must have shape (m, k)");
+  check_finite(u, "u");
+  std::vector<T> res(static_cast<std::size_t>(out.rows * u.cols));
+  product(s.y(), s.g_hat.data(), s.x(), s.f_hat.data(), s.report.epsilon, s.kappa(),
+          resolve_threads(s.num_threads), contiguous(u), u.cols, res.data());
+  for (std::int64_t i = 0; i < out.rows; ++i)
+    std::copy_n(res.begin() + i * u.cols, u.cols, out.row(i));
+}
+
+template <class T>
+std::vector<T> Solution<T>::row_marginal() const {
+  const auto& s = *state_;
+  std::vector<T> mass;
+  product<T>(s.x(), s.f_hat.data(), s.y(), s.g_hat.data(), s.report.epsilon, s.kappa(),
+             resolve_threads(s.num_threads), {}, 0, nullptr, &mass);
+  return mass;
+}
+
+template <class T>
+std::vector<T> Solution<T>::col_marginal() const {
+  const auto& s = *state_;
+  std::vector<T> mass;
+  product<T>(s.y(), s.g_hat.data(), s.x(), s.f_hat.data(), s.report.epsilon, s.kappa(),
+             resolve_threads(s.num_threads), {}, 0, nullptr, &mass);
+  return mass;
+}
+
+template <class T>
+std::vector<T> Solution<T>::barycentric_map() const {
+  const auto& s = *state_;
+  auto bar = barycentres(s.x(), s.y(), s.g_hat.data(), s.report.epsilon, s.kappa(),
+                         resolve_threads(s.num_threads));
+  const std::int64_t n = s.geometry.n(), d = s.geometry.dim();
+  const auto centre = s.geometry.centre();
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t k = 0; k < d; ++k)
+      bar[static_cast<std::size_t>(i * d + k)] +=
+          static_cast<T>(centre[static_cast<std::size_t>(k)]);
+  return bar;
+}
+
+template <class T>
+std::vector<T> Solution<T>::dense_plan() const {
+  const auto& s = *state_;
+  const std::int64_t n = s.geometry.n(), m = s.geometry.m(), d = s.geometry.dim();
+  const double cs = cost_scale(s.geometry.cost()), eps = s.report.epsilon;
+  const auto x = s.geometry.x(), y = s.geometry.y();
+  const auto xs = s.x(), ys = s.y();
+  std::vector<T> p(static_cast<std::size_t>(n * m));
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < m; ++j) {
+      double c = 0;
+      for (std::int64_t k = 0; k < d; ++k) {
+        const double diff = static_cast<double>(x(i, k)) - static_cast<double>(y(j, k));
+        c += diff * diff;
+      }
+      c += detail::label_cost(xs, ys, i, j) / cs;
+      const double a = s.a.w[static_cast<std::size_t>(i)], b = s.b.w[static_cast<std::size_t>(j)];
+      p[static_cast<std::size_t>(i * m + j)] =
+          static_cast<T>(a * b *
+                         std::exp((static_cast<double>(s.f[static_cast<std::size_t>(i)]) +
+                                   static_cast<double>(s.g[static_cast<std::size_t>(j)]) - cs * c) /
+                                  eps));
+    }
+  return p;
+}
+
+template <class T>
+Gradients<T> Solution<T>::gradients() const {
+  const auto& s = *state_;
+  const int threads = resolve_threads(s.num_threads);
+  const detail::MarginalPolicy policy(s.marginals);
+  const double eps = s.report.epsilon, kappa = s.kappa();
+  const auto x = s.x(), y = s.y();
+  Gradients<T> out;
+  out.x.assign(static_cast<std::size_t>(x.n * x.d), T(0));
+  out.y.assign(static_cast<std::size_t>(y.n * y.d), T(0));
+  out.a.assign(static_cast<std::size_t>(x.n), T(0));
+  out.b.assign(static_cast<std::size_t>(y.n), T(0));
+  add_point_gradient<T>(policy, Axis::X, x, y, s.f, or_else(s.g_grad, s.g), eps, kappa, threads,
+                        1.0, out.x);
+  add_point_gradient<T>(policy, Axis::Y, y, x, s.g, or_else(s.f_grad, s.f), eps, kappa, threads,
+                        1.0, out.y);
+  policy.add_weight_gradient<T>(Axis::X, s.f, eps, 1.0, out.a);
+  policy.add_weight_gradient<T>(Axis::Y, s.g, eps, 1.0, out.b);
+  return out;
+}
+
+template <class T>
+DivergenceSolution<T>::DivergenceSolution(std::shared_ptr<const detail::DivergenceState<T>> state)
+    : state_(std::move(state)) {}
+
+template <class T>
+double DivergenceSolution<T>::loss() const {
+  return state_->loss;
+}
+template <class T>
+const Solution<T>& DivergenceSolution<T>::xy() const {
+  return state_->xy;
+}
+template <class T>
+std::span<const T> DivergenceSolution<T>::f_aa() const {
+  return state_->f_aa;
+}
+template <class T>
+std::span<const T> DivergenceSolution<T>::g_bb() const {
+  return state_->g_bb;
+}
+template <class T>
+std::span<const T> DivergenceSolution<T>::f_aa_grad() const {
+  return state_->f_aa_grad;
+}
+template <class T>
+std::span<const T> DivergenceSolution<T>::g_bb_grad() const {
+  return state_->g_bb_grad;
+}
+
+template <class T>
+Gradients<T> DivergenceSolution<T>::gradients() const {
+  const auto& d = *state_;
+  const auto& s = d.xy.state();
+  Gradients<T> out = d.xy.gradients();
+  const int threads = resolve_threads(s.num_threads);
+  const detail::MarginalPolicy policy(s.marginals);
+  const auto self_x = policy.self(Axis::X), self_y = policy.self(Axis::Y);
+  const double eps = s.report.epsilon, kappa = s.kappa();
+  const auto x = s.x(), y = s.y();
+  add_point_gradient<T>(self_x, Axis::X, x, x, d.f_aa, or_else(d.f_aa_grad, d.f_aa), eps, kappa,
+                        threads, -1.0, out.x);
+  add_point_gradient<T>(self_y, Axis::Y, y, y, d.g_bb, or_else(d.g_bb_grad, d.g_bb), eps, kappa,
+                        threads, -1.0, out.y);
+  self_x.add_weight_gradient<T>(Axis::X, d.f_aa, eps, -1.0, out.a);
+  self_y.add_weight_gradient<T>(Axis::Y, d.g_bb, eps, -1.0, out.b);
+  return out;
+}
+
+template class Solution<float>;
+template class Solution<double>;
+template class DivergenceSolution<float>;
+template class DivergenceSolution<double>;
+
+}  // namespace birkhoff::transport

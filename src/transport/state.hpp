@@ -1,0 +1,34 @@
+// PRIVATE: what a solution holds. Built once by the solver; every product reads it as is.
+#pragma once
+
+#include <vector>
+
+#include "birkhoff/transport/solution.hpp"
+#include "transport/marginals.hpp"
+#include "transport/streams.hpp"
+
+namespace birkhoff::transport::detail {
+
+template <class T>
+struct SolutionState {
+  PointCloud<T> geometry;
+  Marginals marginals;
+  Weights<T> a, b;
+  std::vector<T> f, g, f_grad, g_grad;  // standard potentials
+  std::vector<T> f_hat, g_hat;          // f - alpha, g - beta: what the passes read
+  SinkhornReport report;
+  int num_threads = 0;
+
+  Side<T> x() const { return x_side(geometry, a); }
+  Side<T> y() const { return y_side(geometry, b); }
+  double kappa() const { return 2.0 * cost_scale(geometry.cost()); }
+};
+
+template <class T>
+struct DivergenceState {
+  Solution<T> xy;
+  std::vector<T> f_aa, g_bb, f_aa_grad, g_bb_grad;
+  double loss = 0;
+};
+
+}  // namespace birkhoff::transport::detail
