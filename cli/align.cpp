@@ -10,6 +10,7 @@
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/graph/align/generate.hpp"
 #include "birkhoff/graph/align/qpalign.hpp"
+#include "birkhoff/graph/graph.hpp"
 #include "birkhoff/io/graph_dir.hpp"
 #include "birkhoff/io/npy.hpp"
 #include "commands.hpp"
@@ -29,29 +30,31 @@ struct AlignArgs {
   bool directed = false, no_bb = false, soft = false, json = false, quiet = false;
 };
 
-// A graph folder read into owning arrays; `graph` views them.
+// A graph folder: the arrays read (the graph borrows the features) and the graph built from
+// them (the edges become its CSR).
 struct GraphInput {
   io::GraphDir dir;
-  align::AlignGraph graph;
+  graph::AttributedGraph graph;
 };
 
 GraphInput load_graph(const std::string& path, const std::string& suffix, bool directed,
-                      std::map<std::string, std::string>& converted) {
+                      int threads, std::map<std::string, std::string>& converted) {
   require(std::filesystem::is_directory(path), "G" + suffix + "_DIR", "not a folder: " + path);
   GraphInput g;
-  io::GraphDirOptions options;
-  options.adjacency = true;
-  g.dir = io::read_graph_dir(path, options);
+  io::GraphDirOptions dir_options;
+  dir_options.adjacency = true;
+  g.dir = io::read_graph_dir(path, dir_options);
   for (const auto& [name, conversion] : g.dir.converted) converted[name + suffix] = conversion;
-  g.graph.directed = directed;
-  g.graph.x = g.dir.features_view();
+  graph::BuildOptions options;
+  options.directed = directed;
+  options.num_threads = threads;
+  options.suffix = suffix;
   if (g.dir.adjacency) {
-    g.graph.num_nodes = g.dir.adjacency->shape[0];
-    g.graph.adjacency = g.dir.adjacency_view();
+    g.graph = graph::from_adjacency(g.dir.adjacency_view(), g.dir.features_view(), options);
+    // The graph holds its own CSR: the dense array is not read again.
+    g.dir.adjacency.reset();
     return g;
   }
-  g.graph.edge_index = g.dir.edge_index_view();
-  g.graph.edge_weight = g.dir.edge_weight_view();
   std::int64_t n = 0;
   if (g.dir.features) {
     n = g.dir.features->shape[0];
@@ -59,7 +62,10 @@ GraphInput load_graph(const std::string& path, const std::string& suffix, bool d
     for (const std::int64_t v : g.dir.edge_index->as<std::int64_t>("edge_index" + suffix))
       n = std::max(n, v + 1);
   }
-  g.graph.num_nodes = n;
+  g.graph = graph::from_edge_index(g.dir.edge_index_view(), n, g.dir.edge_weight_view(),
+                                   g.dir.features_view(), options);
+  g.dir.edge_index.reset();
+  g.dir.edge_weight.reset();
   return g;
 }
 
@@ -74,7 +80,8 @@ io::NpyArray load_pairs(const std::string& path, const std::string& what,
 }
 
 // qpalign() names its options as in C++ and Python; the CLI's flags for them.
-align::Alignment qpalign_naming_flags(const align::AlignGraph& g1, const align::AlignGraph& g2,
+align::Alignment qpalign_naming_flags(const graph::AttributedGraph& g1,
+                                      const graph::AttributedGraph& g2,
                                       const align::QpAlignOptions& o) {
   static const std::pair<const char*, const char*> kFlags[] = {
       {"lambda_edge", "--lambda-edge"},
@@ -132,8 +139,8 @@ void run_align(const AlignArgs& args) {
   o.return_soft = args.soft;
   o.num_threads = args.threads;
   std::map<std::string, std::string> converted;
-  const GraphInput g1 = load_graph(args.g1_dir, "1", args.directed, converted);
-  const GraphInput g2 = load_graph(args.g2_dir, "2", args.directed, converted);
+  const GraphInput g1 = load_graph(args.g1_dir, "1", args.directed, args.threads, converted);
+  const GraphInput g2 = load_graph(args.g2_dir, "2", args.directed, args.threads, converted);
   io::NpyArray seeds, truth;
   if (!args.seeds.empty()) {
     seeds = load_pairs(args.seeds, "seeds", converted);

@@ -51,17 +51,20 @@ void run(const CoarsenArgs& args) {
   o.num_threads = args.threads;
   ProgressBar bar(args.quiet || args.json);
   o.progress = bar.callback();
-  const auto r = coarsen::nope(graph, o);
+  const auto tree = coarsen::nope(graph, o);
+  coarsen::CutOptions cut_options;
+  cut_options.num_threads = args.threads;
+  const auto r = coarsen::cut(tree, graph, cut_options);
   const double seconds = seconds_since(start);
 
   if (!args.output.empty()) {
     std::filesystem::create_directories(args.output);
     const std::string dir = args.output + "/";
-    const std::int64_t k = r.num_merges(), kc = r.num_super_nodes(), ec = r.num_coarse_edges();
+    const std::int64_t k = tree.num_merges(), kc = r.num_super_nodes(), ec = r.num_coarse_edges();
     const std::vector<std::int64_t> s_merges = {k, 3}, s_k = {k}, s_n = {r.num_nodes}, s_kc = {kc},
                                     s_feat = {kc, r.dim}, s_edges = {2, ec}, s_ec = {ec};
-    io::write_npy(dir + "merges.npy", std::span<const std::int64_t>(s_merges), r.merges.data());
-    io::write_npy(dir + "keys.npy", std::span<const std::int64_t>(s_k), r.keys.data());
+    io::write_npy(dir + "merges.npy", std::span<const std::int64_t>(s_merges), tree.merges.data());
+    io::write_npy(dir + "keys.npy", std::span<const std::int64_t>(s_k), tree.keys.data());
     io::write_npy(dir + "roots.npy", std::span<const std::int64_t>(s_kc), r.roots.data());
     io::write_npy(dir + "assignment.npy", std::span<const std::int64_t>(s_n), r.assignment.data());
     io::write_npy(dir + "sizes.npy", std::span<const std::int64_t>(s_kc), r.sizes.data());
@@ -71,24 +74,24 @@ void run(const CoarsenArgs& args) {
     io::write_npy(dir + "edge_weight.npy", std::span<const std::int64_t>(s_ec),
                   r.edge_weight.data());
   }
-  if (!r.reached_target) {
+  if (!tree.reached_target) {
     std::fprintf(stderr,
                  "birkhoff: warning: target of %lld super-nodes not reachable: the graph ran out "
                  "of edges at %lld (one super-node per connected component)\n",
-                 static_cast<long long>(r.target), static_cast<long long>(r.num_super_nodes()));
+                 static_cast<long long>(tree.target), static_cast<long long>(r.num_super_nodes()));
   }
   if (args.json) {
     print_json({{"method", args.method},
                 {"ratio", args.ratio},
                 {"nodes_before", r.num_nodes},
-                {"edges_before", graph.num_edges()},
+                {"edges_before", tree.num_edges},
                 {"nodes_after", r.num_super_nodes()},
                 {"edges_after", r.num_coarse_edges() / 2},
-                {"target", r.target},
-                {"reached_target", r.reached_target},
-                {"merges", r.num_merges()},
-                {"self_loops_dropped", r.self_loops_dropped},
-                {"duplicates_merged", r.duplicates_merged},
+                {"target", tree.target},
+                {"reached_target", tree.reached_target},
+                {"merges", tree.num_merges()},
+                {"self_loops_dropped", tree.self_loops_dropped},
+                {"duplicates_merged", tree.duplicates_merged},
                 {"converted", input.converted},
                 {"seconds", seconds},
                 {"peak_rss_mb", peak_rss_mb()}});
@@ -96,8 +99,8 @@ void run(const CoarsenArgs& args) {
     std::printf(
         "%s: %lld -> %lld nodes, %lld -> %lld edges, %lld merges, %.3f s, peak RSS %.1f MB\n",
         args.method.c_str(), static_cast<long long>(r.num_nodes),
-        static_cast<long long>(r.num_super_nodes()), static_cast<long long>(graph.num_edges()),
-        static_cast<long long>(r.num_coarse_edges() / 2), static_cast<long long>(r.num_merges()),
+        static_cast<long long>(r.num_super_nodes()), static_cast<long long>(tree.num_edges),
+        static_cast<long long>(r.num_coarse_edges() / 2), static_cast<long long>(tree.num_merges()),
         seconds, peak_rss_mb());
   }
 }

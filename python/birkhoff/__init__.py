@@ -10,12 +10,14 @@ name_openblas_kernels()
 
 from . import _birkhoff, datasets  # noqa: E402 (the native module loads OpenBLAS)
 from .align import Alignment, align  # noqa: E402
+from .align import score as align_score  # noqa: E402
 from .coarsen import Coarsening, coarsen  # noqa: E402
 from .transport import SamplesLoss, SinkhornResult, sinkhorn, sinkhorn_divergence  # noqa: E402
 
 __all__ = [
     "Alignment",
     "align",
+    "align_score",
     "datasets",
     "Coarsening",
     "SamplesLoss",

@@ -17,7 +17,7 @@ import numpy as np
 from . import _birkhoff
 from ._arrays import progress_callback
 
-__all__ = ["Alignment", "align", "PRESETS"]
+__all__ = ["Alignment", "align", "score", "PRESETS"]
 
 #: The hyper-parameters of the authors' scripts, one set per experiment.
 PRESETS = {
@@ -336,3 +336,35 @@ def align(
             stacklevel=2,
         )
     return result
+
+
+def score(perm, soft_or_topk, truth, seeds=None) -> dict:
+    """Scores an alignment against a ground truth (the metrics of :func:`align`).
+
+    Args:
+        perm: (n1,) integer matching, node i of G1 -> node perm[i] of G2 (or -1).
+        soft_or_topk: (n1, n2) float scores (ranks by score, ties rank first) or (n1, k)
+            integer candidate lists, best first (ranks by position; hits@m for m > k are NaN
+            and a partner outside the list adds 0 to the MRR).
+        truth: (t, 2) integer true pairs [node of G1, node of G2], each node at most once per
+            side.
+        seeds: (k, 2) integer known pairs, for ``overlap_unseeded``.
+
+    Returns:
+        dict with pairs, overlap, overlap_unseeded, exact, hits1, hits5, hits10, mrr.
+
+    Raises:
+        ValueError: wrong shapes, ids out of range, a node repeated on one side of truth/seeds.
+        TypeError: non-numeric arrays.
+    """
+    p = np.ascontiguousarray(np.asarray(perm), dtype=np.int64)
+    arr = np.asarray(soft_or_topk)
+    if arr.dtype.kind == "f":
+        arr = np.ascontiguousarray(arr, dtype=np.float64)
+    elif arr.dtype.kind in "iu":
+        arr = np.ascontiguousarray(arr, dtype=np.int64)
+    else:
+        raise TypeError(f"soft_or_topk: dtype {arr.dtype} is neither float nor integer")
+    return _birkhoff.align_score(
+        p, arr, _ids(truth, "truth", "(t, 2)"), _ids(seeds, "seeds", "(k, 2)")
+    )

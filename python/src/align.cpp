@@ -3,37 +3,63 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
+#include <span>
+#include <type_traits>
+
 #include "arrays.hpp"
 #include "birkhoff/graph/align/generate.hpp"
 #include "birkhoff/graph/align/qpalign.hpp"
+#include "birkhoff/graph/align/score.hpp"
+#include "birkhoff/graph/graph.hpp"
 
 namespace birkhoff::python {
 namespace {
 
-align::AlignGraph make_graph(std::int64_t n, const std::optional<In<std::int64_t>>& edge_index,
-                             const std::optional<In<double>>& edge_weight,
-                             const std::optional<In<double>>& adjacency,
-                             const std::optional<In<float>>& x, bool directed,
-                             const std::string& suffix) {
-  align::AlignGraph g;
-  g.num_nodes = n;
-  g.directed = directed;
-  if (edge_index) {
-    require(edge_index->ndim() == 2, "edge_index" + suffix, "must have shape (2, E)");
-    g.edge_index = matrix(*edge_index, ("edge_index" + suffix).c_str());
-  }
-  if (edge_weight) {
-    g.edge_weight = vector_view(edge_weight, ("edge_weight" + suffix).c_str());
-  }
-  if (adjacency) {
-    require(adjacency->ndim() == 2, "adjacency" + suffix, "must have shape (n, n)");
-    g.adjacency = matrix(*adjacency, ("adjacency" + suffix).c_str());
-  }
+/// The graph of one side from an edge list or a dense adjacency (checked by the builders).
+graph::AttributedGraph make_graph(std::int64_t n, const std::optional<In<std::int64_t>>& edge_index,
+                                  const std::optional<In<double>>& edge_weight,
+                                  const std::optional<In<double>>& adjacency,
+                                  const std::optional<In<float>>& x, bool directed, int num_threads,
+                                  const std::string& suffix) {
+  graph::BuildOptions options;
+  options.directed = directed;
+  options.num_threads = num_threads;
+  options.suffix = suffix;
+  MatrixView<const float> features;
   if (x) {
     require(x->ndim() == 2, "x" + suffix, "must have shape (n, d)");
-    g.x = matrix(*x, ("x" + suffix).c_str());
+    features = matrix(*x, ("x" + suffix).c_str());
   }
-  return g;
+  if (adjacency) {
+    require(!edge_index, "edge_index" + suffix,
+            "give either an edge list or a dense adjacency, not both");
+    require(adjacency->ndim() == 2, "adjacency" + suffix, "must have shape (n, n)");
+    const auto a = matrix(*adjacency, ("adjacency" + suffix).c_str());
+    require(a.rows == n && a.cols == n, "adjacency" + suffix,
+            "expected shape (" + std::to_string(n) + ", " + std::to_string(n) + "), got (" +
+                std::to_string(a.rows) + ", " + std::to_string(a.cols) + ")");
+    return graph::from_adjacency(a, features, options);
+  }
+  MatrixView<const std::int64_t> edges;
+  if (edge_index) {
+    require(edge_index->ndim() == 2, "edge_index" + suffix, "must have shape (2, E)");
+    edges = matrix(*edge_index, ("edge_index" + suffix).c_str());
+  }
+  return graph::from_edge_index(
+      edges, n, vector_view(edge_weight, ("edge_weight" + suffix).c_str()), features, options);
+}
+
+nb::dict metrics_dict(const align::AlignMetrics& metrics) {
+  nb::dict m;
+  m["pairs"] = metrics.pairs;
+  m["overlap"] = metrics.overlap;
+  m["overlap_unseeded"] = metrics.overlap_unseeded;
+  m["exact"] = metrics.exact;
+  m["hits1"] = metrics.hits1;
+  m["hits5"] = metrics.hits5;
+  m["hits10"] = metrics.hits10;
+  m["mrr"] = metrics.mrr;
+  return m;
 }
 
 MatrixView<const std::int64_t> pairs(const std::optional<In<std::int64_t>>& a, const char* name) {
@@ -59,8 +85,6 @@ nb::dict run_qpalign(std::int64_t n1, std::int64_t n2, std::optional<In<std::int
           "must be 'previous' or 'maximum', got '" + bb_negative_curvature + "'");
   require(init == "similarity" || init == "random" || init == "barycenter", "init",
           "must be 'similarity', 'random' or 'barycenter', got '" + init + "'");
-  const auto g1 = make_graph(n1, e1, w1, a1, x1, directed, "1");
-  const auto g2 = make_graph(n2, e2, w2, a2, x2, directed, "2");
   align::QpAlignOptions o;
   o.lambda_edge = lambda_edge;
   o.lambda_feature = lambda_feature;
@@ -90,6 +114,8 @@ nb::dict run_qpalign(std::int64_t n1, std::int64_t n2, std::optional<In<std::int
   align::Alignment r;
   {
     nb::gil_scoped_release release;
+    const auto g1 = make_graph(n1, e1, w1, a1, x1, directed, num_threads, "1");
+    const auto g2 = make_graph(n2, e2, w2, a2, x2, directed, num_threads, "2");
     r = align::qpalign(g1, g2, o);
   }
   const auto rows = static_cast<std::size_t>(r.n1), k = static_cast<std::size_t>(r.top_k);
@@ -107,19 +133,26 @@ nb::dict run_qpalign(std::int64_t n1, std::int64_t n2, std::optional<In<std::int
   d["nan_restarts"] = r.nan_restarts;
   d["lambda_edge"] = r.lambda_edge;
   d["lambda_feature"] = r.lambda_feature;
-  if (r.has_metrics) {
-    nb::dict m;
-    m["pairs"] = r.metrics.pairs;
-    m["overlap"] = r.metrics.overlap;
-    m["overlap_unseeded"] = r.metrics.overlap_unseeded;
-    m["exact"] = r.metrics.exact;
-    m["hits1"] = r.metrics.hits1;
-    m["hits5"] = r.metrics.hits5;
-    m["hits10"] = r.metrics.hits10;
-    m["mrr"] = r.metrics.mrr;
-    d["metrics"] = m;
-  }
+  if (r.has_metrics) d["metrics"] = metrics_dict(r.metrics);
   return d;
+}
+
+/// align::score() from the soft scores (float64) or the top-k lists (int64).
+template <class T>
+nb::dict score(In<std::int64_t> perm, In<T> soft_or_topk, In<std::int64_t> truth,
+               std::optional<In<std::int64_t>> seeds) {
+  const char* name = std::is_same_v<T, double> ? "soft" : "topk";
+  require(perm.ndim() == 1, "perm", "must be a 1-D array");
+  require(soft_or_topk.ndim() == 2, name, "must be a 2-D array");
+  const std::span<const std::int64_t> p(perm.data(), perm.shape(0));
+  const auto t = pairs(std::optional<In<std::int64_t>>(truth), "truth");
+  const auto s = pairs(seeds, "seeds");
+  align::AlignMetrics m;
+  {
+    nb::gil_scoped_release release;
+    m = align::score(p, matrix(soft_or_topk, name), t, s);
+  }
+  return metrics_dict(m);
 }
 
 nb::dict planted(const std::string& model, std::int64_t n, std::int64_t d, double rho, double r,
@@ -155,6 +188,10 @@ void register_align(nb::module_& m) {
         nb::arg("return_soft"), nb::arg("num_threads"), nb::arg("progress").none());
   m.def("align_planted", &planted, nb::arg("model"), nb::arg("n"), nb::arg("d"), nb::arg("rho"),
         nb::arg("r"), nb::arg("p"), nb::arg("seed"), nb::arg("standardize"));
+  m.def("align_score", &score<double>, nb::arg("perm"), nb::arg("soft"), nb::arg("truth"),
+        nb::arg("seeds").none());
+  m.def("align_score", &score<std::int64_t>, nb::arg("perm"), nb::arg("topk"), nb::arg("truth"),
+        nb::arg("seeds").none());
   m.def("align_exact_margin", &align::exact_margin);
   m.def("align_partial_margin", &align::partial_margin);
 }

@@ -9,24 +9,25 @@
 namespace birkhoff::python {
 namespace {
 
-/// The inputs (kept alive without a copy), their graph and the merge list of a run, so that
+/// The inputs (kept alive without a copy), their graph and the merge tree of a run, so that
 /// cut() can rebuild coarser-or-equal results without running again.
 struct CoarsenState {
   In<float> x;
   In<std::int64_t> edge_index;
   graph::AttributedGraph graph;
-  coarsen::Coarsening run;  // merges and keys only
+  coarsen::MergeTree run;
   int threads = 0;
 };
 
-nb::dict to_dict(coarsen::Coarsening&& r) {
-  const auto k = static_cast<std::size_t>(r.num_merges());
+/// One dict with the tree's merges and counts and the coarse graph's arrays.
+nb::dict to_dict(coarsen::MergeTree tree, coarsen::CoarseGraph&& r) {
+  const auto k = static_cast<std::size_t>(tree.num_merges());
   const auto kc = static_cast<std::size_t>(r.num_super_nodes());
   const auto ec = static_cast<std::size_t>(r.num_coarse_edges());
   const auto n = static_cast<std::size_t>(r.num_nodes);
   nb::dict d;
-  d["merges"] = to_numpy(std::move(r.merges), {k, 3});
-  d["keys"] = to_numpy(std::move(r.keys), {k});
+  d["merges"] = to_numpy(std::move(tree.merges), {k, 3});
+  d["keys"] = to_numpy(std::move(tree.keys), {k});
   d["roots"] = to_numpy(std::move(r.roots), {kc});
   d["assignment"] = to_numpy(std::move(r.assignment), {n});
   d["sizes"] = to_numpy(std::move(r.sizes), {kc});
@@ -37,11 +38,11 @@ nb::dict to_dict(coarsen::Coarsening&& r) {
   const std::size_t ew = r.edge_weight.size();
   d["edge_weight"] = to_numpy(std::move(r.edge_weight), {ew});
   d["num_nodes"] = r.num_nodes;
-  d["target"] = r.target;
-  d["reached_target"] = r.reached_target;
-  d["self_loops_dropped"] = r.self_loops_dropped;
-  d["duplicates_merged"] = r.duplicates_merged;
-  d["heap_pushes"] = r.heap_pushes;
+  d["target"] = tree.target;
+  d["reached_target"] = tree.reached_target;
+  d["self_loops_dropped"] = tree.self_loops_dropped;
+  d["duplicates_merged"] = tree.duplicates_merged;
+  d["heap_pushes"] = tree.heap_pushes;
   return d;
 }
 
@@ -67,37 +68,38 @@ nb::tuple run_nope(In<float> x, In<std::int64_t> edge_index, double ratio,
   o.key_precision =
       key_precision == "numpy1" ? coarsen::KeyPrecision::NumPy1 : coarsen::KeyPrecision::NumPy2;
   o.clamp_interference = clamp_interference;
-  o.edge_weights = edge_weights;
   o.num_threads = num_threads;
   o.progress = progress_with_signals(progress);
-  coarsen::Coarsening r;
+  coarsen::CutOptions cut_options;
+  cut_options.edge_weights = edge_weights;
+  cut_options.num_threads = num_threads;
+  coarsen::CoarseGraph r;
   {
     nb::gil_scoped_release release;
     state->graph = graph::from_edge_index(
         {edge_index.data(), 2, static_cast<std::int64_t>(edge_index.shape(1))},
         {x.data(), static_cast<std::int64_t>(x.shape(0)), static_cast<std::int64_t>(x.shape(1))},
         num_threads);
-    r = coarsen::nope(state->graph, o);
+    state->run = coarsen::nope(state->graph, o);
+    r = coarsen::cut(state->run, state->graph, cut_options);
   }
-  state->run.num_nodes = r.num_nodes;
-  state->run.dim = r.dim;
-  state->run.target = r.target;
-  state->run.merges = r.merges;
-  state->run.keys = r.keys;
-  state->run.reached_target = r.reached_target;
-  state->run.self_loops_dropped = r.self_loops_dropped;
-  state->run.duplicates_merged = r.duplicates_merged;
+  nb::dict fields = to_dict(state->run, std::move(r));
   nb::object handle = nb::cast(std::move(*state));
-  return nb::make_tuple(handle, to_dict(std::move(r)));
+  return nb::make_tuple(handle, fields);
 }
 
 nb::dict cut(const CoarsenState& s, std::int64_t n_coarse, bool edge_weights) {
-  coarsen::Coarsening r;
+  coarsen::MergeTree tree;
+  coarsen::CoarseGraph r;
+  coarsen::CutOptions cut_options;
+  cut_options.edge_weights = edge_weights;
+  cut_options.num_threads = s.threads;
   {
     nb::gil_scoped_release release;
-    r = coarsen::cut_to(s.run, s.graph, n_coarse, edge_weights, s.threads);
+    tree = coarsen::prefix(s.run, n_coarse);
+    r = coarsen::cut(tree, s.graph, cut_options);
   }
-  return to_dict(std::move(r));
+  return to_dict(std::move(tree), std::move(r));
 }
 
 }  // namespace

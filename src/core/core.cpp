@@ -2,6 +2,9 @@
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <omp.h>
 
@@ -34,6 +37,12 @@ void advise_huge_pages(void* data, std::size_t bytes) {
 #else
   (void)data;
   (void)bytes;
+#endif
+}
+
+void release_free_memory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
 #endif
 }
 

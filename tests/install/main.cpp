@@ -1,5 +1,6 @@
 // Uses the installed birkhoff as an outside project would: the README's C++ example (a Sinkhorn
-// solve between two small point clouds, then its barycentric map) and a NOPE* coarsening.
+// solve between two small point clouds, then its barycentric map) and a NOPE* coarsening (its
+// merge tree, cut whole and at a prefix).
 // Exits non-zero, saying why, when a result is not what the problem implies.
 #include <birkhoff/graph/coarsen/nope.hpp>
 #include <birkhoff/graph/graph.hpp>
@@ -59,14 +60,19 @@ void coarsen() {
   birkhoff::coarsen::NopeOptions o;
   o.variant = birkhoff::coarsen::Variant::NopeStar;
   o.ratio = 0.5;
-  const auto c = birkhoff::coarsen::nope(g, o);
+  const birkhoff::coarsen::MergeTree tree = birkhoff::coarsen::nope(g, o);
+  const birkhoff::coarsen::CoarseGraph c = birkhoff::coarsen::cut(tree, g);
 
-  check(c.reached_target && c.num_super_nodes() == 3, "coarsening keeps round(6 * 0.5) = 3");
+  check(tree.reached_target && tree.num_merges() == 3, "the run merges 6 - 3 = 3 times");
+  check(c.num_super_nodes() == 3, "coarsening keeps round(6 * 0.5) = 3");
   std::int64_t members = 0;
   for (const auto s : c.sizes) members += s;
   check(members == 6, "super-node sizes add up to the 6 nodes");
   check(c.assignment.size() == 6, "assignment has one entry per node");
   for (const auto a : c.assignment) check(a >= 0 && a < 3, "assignment is a super-node index");
+  // A prefix of the tree is the run to a larger kept fraction: 4 super-nodes after 2 merges.
+  const auto c4 = birkhoff::coarsen::cut(birkhoff::coarsen::prefix(tree, 4), g);
+  check(c4.num_super_nodes() == 4, "a cut of the tree's prefix keeps 4 super-nodes");
   std::printf("nope*: %lld super-nodes, %lld coarse edges\n",
               static_cast<long long>(c.num_super_nodes()),
               static_cast<long long>(c.num_coarse_edges()));

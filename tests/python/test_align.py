@@ -304,3 +304,29 @@ def test_bb_negative_curvature_and_anderson_options():
         birkhoff.align(**args, bb_negative_curvature="min")
     with pytest.raises(ValueError, match="sinkhorn_anderson"):
         birkhoff.align(**args, sinkhorn_anderson=-1)
+
+
+def test_score_reproduces_the_metrics_of_align_and_reads_top_k_lists():
+    inst = datasets.correlated_wigner(n=60, d=8, rho=0.5, r=0.5, seed=3)
+    truth = np.stack([np.arange(60), inst.perm], axis=1)
+    seeds = truth[[4, 9]]
+    r = birkhoff.align(
+        adjacency1=inst.a,
+        adjacency2=inst.b,
+        x1=inst.x1,
+        x2=inst.x2,
+        seeds=seeds,
+        truth=truth,
+        return_soft=True,
+        max_iter=20,
+        top_k=3,
+    )
+    assert birkhoff.align_score(r.perm, r.soft, truth, seeds) == r.metrics
+    from_top3 = birkhoff.align_score(r.perm, r.topk, truth, seeds)
+    assert from_top3["overlap"] == r.metrics["overlap"]
+    assert from_top3["hits1"] == pytest.approx(r.metrics["hits1"])
+    assert np.isnan(from_top3["hits5"]) and np.isnan(from_top3["hits10"])
+    with pytest.raises(ValueError, match="truth"):
+        birkhoff.align_score(r.perm, r.soft, np.array([[0, 1], [0, 2]]))
+    with pytest.raises(TypeError, match="soft_or_topk"):
+        birkhoff.align_score(r.perm, r.soft.astype(str), truth)

@@ -19,4 +19,9 @@ int resolve_threads(int requested);
 /// nothing for ranges under 4 MiB, elsewhere than Linux, or where the kernel declines.
 void advise_huge_pages(void* data, std::size_t bytes);
 
+/// Hands the allocator's free pages back to the system (glibc `malloc_trim`): after many small
+/// blocks were freed, so that the next large allocation does not add to them in the peak
+/// memory. Does nothing elsewhere than glibc.
+void release_free_memory();
+
 }  // namespace birkhoff

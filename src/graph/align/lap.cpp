@@ -1,12 +1,13 @@
 // Exact linear assignment by shortest augmenting paths with dual potentials (the Hungarian
 // method in the Jonker-Volgenant formulation): one Dijkstra-like search per row, O(n^2 m).
+#include "birkhoff/graph/align/lap.hpp"
+
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "birkhoff/core/error.hpp"
-#include "birkhoff/graph/align/qpalign.hpp"
 
 namespace birkhoff::align {
 

@@ -1,22 +1,16 @@
 #include "graph/align/operator.hpp"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/core/system.hpp"
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define BIRKHOFF_AVX2_CLONE [[gnu::target_clones("avx2", "default")]]
-#else
-#define BIRKHOFF_AVX2_CLONE
-#endif
+#include "birkhoff/kernels/gemm.hpp"
+#include "birkhoff/kernels/sparse.hpp"
 
 namespace birkhoff::align::detail {
 namespace {
@@ -33,123 +27,69 @@ void scale_rows(double beta, double* out, std::int64_t n, int threads) {
 
 int threads_for(std::int64_t n, int requested) { return n < 256 ? 1 : resolve_threads(requested); }
 
-Operator::Operator(const AlignGraph& g, std::int64_t size,
-                   const std::vector<std::int64_t>& position, const std::string& suffix,
-                   int num_threads)
+Operator::Operator(const graph::AttributedGraph& g, std::int64_t size,
+                   const std::vector<std::int64_t>& position, int num_threads)
     : n_(size), directed_(g.directed), threads_(threads_for(size, num_threads)) {
   const std::int64_t n = g.num_nodes;
-  const std::string ei = "edge_index" + suffix, ew = "edge_weight" + suffix,
-                    adj = "adjacency" + suffix;
-  if (!g.adjacency.empty()) {
-    require(g.edge_index.empty(), ei, "give either an edge list or a dense adjacency, not both");
-    require(g.adjacency.rows == n && g.adjacency.cols == n, adj,
-            "expected shape (" + std::to_string(n) + ", " + std::to_string(n) + "), got (" +
-                std::to_string(g.adjacency.rows) + ", " + std::to_string(g.adjacency.cols) + ")");
-    for (std::int64_t i = 0; i < n; ++i) {
-      for (std::int64_t j = 0; j < n; ++j) {
-        const double a = g.adjacency(i, j);
-        require(std::isfinite(a), adj, "holds NaN or inf (row " + std::to_string(i) + ")");
-        if (!g.directed && j > i) {
-          const double b = g.adjacency(j, i);
-          require(std::abs(a - b) <= 1e-12 * (std::abs(a) + std::abs(b)), adj,
-                  "is not symmetric (entry " + std::to_string(i) + ", " + std::to_string(j) +
-                      "); pass directed=True for a directed graph");
-        }
-      }
-    }
-    dense_ = true;
-    matrix_.assign(static_cast<std::size_t>(n_ * n_), 0.0);
-    for (std::int64_t i = 0; i < n; ++i) {
-      double* row = matrix_.data() + position[i] * n_;
-      for (std::int64_t j = 0; j < n; ++j) {
-        row[position[j]] = g.adjacency(i, j);
-        nnz_ += g.adjacency(i, j) != 0.0;
-      }
-    }
-    return;
-  }
-  require(g.edge_index.empty() || g.edge_index.rows == 2, ei,
-          "expected shape (2, E), got (" + std::to_string(g.edge_index.rows) + ", " +
-              std::to_string(g.edge_index.cols) + ")");
-  const std::int64_t e = g.edge_index.empty() ? 0 : g.edge_index.cols;
-  require(g.edge_weight.empty() || static_cast<std::int64_t>(g.edge_weight.size()) == e, ew,
-          "expected " + std::to_string(e) + " weights (one per column of " + ei + "), got " +
-              std::to_string(g.edge_weight.size()));
-  std::vector<std::tuple<std::int64_t, std::int64_t, double>> triplets;
-  triplets.reserve(static_cast<std::size_t>(g.directed ? e : 2 * e));
-  for (std::int64_t k = 0; k < e; ++k) {
-    const std::int64_t u = g.edge_index(0, k), v = g.edge_index(1, k);
-    if (u < 0 || u >= n || v < 0 || v >= n) {
-      throw InvalidInput(ei + ": node id " + std::to_string((u < 0 || u >= n) ? u : v) +
-                         " in column " + std::to_string(k) + " is outside [0, " +
-                         std::to_string(n) + ")");
-    }
-    const double w = g.edge_weight.empty() ? 1.0 : g.edge_weight[k];
-    require(std::isfinite(w), ew, "holds NaN or inf (edge " + std::to_string(k) + ")");
-    triplets.emplace_back(position[u], position[v], w);
-    if (!g.directed && u != v) triplets.emplace_back(position[v], position[u], w);
-  }
-  std::sort(triplets.begin(), triplets.end());
-  std::size_t out = 0;
-  for (std::size_t k = 0; k < triplets.size(); ++k) {
-    if (out > 0 && std::get<0>(triplets[out - 1]) == std::get<0>(triplets[k]) &&
-        std::get<1>(triplets[out - 1]) == std::get<1>(triplets[k])) {
-      require(std::get<2>(triplets[out - 1]) == std::get<2>(triplets[k]), ew,
-              "an edge is listed more than once with different weights");
-      continue;
-    }
-    triplets[out++] = triplets[k];
-  }
-  triplets.resize(out);
-  nnz_ = static_cast<std::int64_t>(out);
+  nnz_ = g.num_entries();
+  const auto weight = [&g](std::int64_t k) { return g.weights.empty() ? 1.0 : g.weights[k]; };
   if (nnz_ * 16 >= n_ * n_) {
     dense_ = true;
     matrix_.assign(static_cast<std::size_t>(n_ * n_), 0.0);
-    for (const auto& [r, c, w] : triplets) matrix_[r * n_ + c] = w;
+    for (std::int64_t u = 0; u < n; ++u) {
+      double* row = matrix_.data() + position[u] * n_;
+      for (std::int64_t k = g.indptr[u]; k < g.indptr[u + 1]; ++k) {
+        row[position[g.indices[k]]] = weight(k);
+      }
+    }
     return;
   }
-  auto build = [&](Csr& m, bool transpose) {
-    m.indptr.assign(static_cast<std::size_t>(n_) + 1, 0);
-    for (const auto& t : triplets) ++m.indptr[(transpose ? std::get<1>(t) : std::get<0>(t)) + 1];
-    for (std::int64_t i = 0; i < n_; ++i) m.indptr[i + 1] += m.indptr[i];
-    m.indices.resize(out);
-    m.values.resize(out);
-    std::vector<std::int64_t> fill(m.indptr.begin(), m.indptr.end() - 1);
-    for (const auto& [r, c, w] : triplets) {
-      const std::int64_t row = transpose ? c : r;
-      m.indices[fill[row]] = static_cast<std::int32_t>(transpose ? r : c);
-      m.values[fill[row]++] = w;
+  // Rows in internal order, then each sorted by internal column (the order of every sum over a
+  // row); the transpose is filled from it in ascending rows, so its rows come out sorted.
+  csr_.indptr.assign(static_cast<std::size_t>(n_) + 1, 0);
+  for (std::int64_t u = 0; u < n; ++u) csr_.indptr[position[u] + 1] = g.degree(u);
+  for (std::int64_t i = 0; i < n_; ++i) csr_.indptr[i + 1] += csr_.indptr[i];
+  csr_.indices.resize(static_cast<std::size_t>(nnz_));
+  csr_.values.resize(static_cast<std::size_t>(nnz_));
+  std::vector<std::pair<std::int32_t, double>> row;
+  for (std::int64_t u = 0; u < n; ++u) {
+    row.clear();
+    for (std::int64_t k = g.indptr[u]; k < g.indptr[u + 1]; ++k) {
+      row.emplace_back(static_cast<std::int32_t>(position[g.indices[k]]), weight(k));
     }
-  };
-  build(csr_, false);
-  if (directed_) build(csr_t_, true);
+    std::sort(row.begin(), row.end());
+    std::int64_t at = csr_.indptr[position[u]];
+    for (const auto& [c, w] : row) {
+      csr_.indices[at] = c;
+      csr_.values[at++] = w;
+    }
+  }
+  if (directed_) {
+    csr_t_.indptr.assign(static_cast<std::size_t>(n_) + 1, 0);
+    for (const std::int32_t c : csr_.indices) ++csr_t_.indptr[c + 1];
+    for (std::int64_t i = 0; i < n_; ++i) csr_t_.indptr[i + 1] += csr_t_.indptr[i];
+    csr_t_.indices.resize(static_cast<std::size_t>(nnz_));
+    csr_t_.values.resize(static_cast<std::size_t>(nnz_));
+    std::vector<std::int64_t> fill(csr_t_.indptr.begin(), csr_t_.indptr.end() - 1);
+    for (std::int64_t r = 0; r < n_; ++r) {
+      for (std::int64_t k = csr_.indptr[r]; k < csr_.indptr[r + 1]; ++k) {
+        const std::int64_t at = fill[csr_.indices[k]]++;
+        csr_t_.indices[at] = static_cast<std::int32_t>(r);
+        csr_t_.values[at] = csr_.values[k];
+      }
+    }
+  }
 }
 
 void Operator::left(bool transpose, double alpha, const double* p, double beta, double* out) const {
   const std::int64_t n = n_;
   transpose = transpose && directed_;  // a dense undirected adjacency is symmetric
-  if (dense_ && n < kSmall) {
-    // Small products: plain loops beat a threaded BLAS call (and its wake-up) by far.
-    for (std::int64_t i = 0; i < n; ++i) {
-      double* o = out + i * n;
-      for (std::int64_t j = 0; j < n; ++j) o[j] = beta == 0.0 ? 0.0 : beta * o[j];
-      for (std::int64_t k = 0; k < n; ++k) {
-        const double w = alpha * (transpose ? matrix_[k * n + i] : matrix_[i * n + k]);
-        const double* src = p + k * n;
-#pragma omp simd
-        for (std::int64_t j = 0; j < n; ++j) o[j] += w * src[j];
-      }
-    }
-    return;
-  }
   if (dense_) {
-    cblas_dgemm(CblasRowMajor, transpose ? CblasTrans : CblasNoTrans, CblasNoTrans,
-                static_cast<int>(n), static_cast<int>(n), static_cast<int>(n), alpha,
-                matrix_.data(), static_cast<int>(n), p, static_cast<int>(n), beta, out,
-                static_cast<int>(n));
+    // Small products: plain loops beat a threaded BLAS call (and its wake-up) by far.
+    const auto product = n < kSmall ? kernels::gemm_rows : kernels::gemm;
+    product(transpose, false, n, n, n, alpha, matrix_.data(), n, p, n, beta, out, n);
     return;
   }
-  const Csr& m = csr(transpose);
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads_)
   for (std::int64_t i = 0; i < n; ++i) {
     double* o = out + i * n;
@@ -158,12 +98,7 @@ void Operator::left(bool transpose, double alpha, const double* p, double beta, 
     } else if (beta != 1.0) {
       for (std::int64_t j = 0; j < n; ++j) o[j] *= beta;
     }
-    for (std::int64_t k = m.indptr[i]; k < m.indptr[i + 1]; ++k) {
-      const double w = alpha * m.values[k];
-      const double* src = p + static_cast<std::int64_t>(m.indices[k]) * n;
-#pragma omp simd
-      for (std::int64_t j = 0; j < n; ++j) o[j] += w * src[j];
-    }
+    left_row(transpose, alpha, p, i, o);
   }
 }
 
@@ -171,69 +106,19 @@ void Operator::right(bool transpose, double alpha, const double* p, double beta,
                      double* out) const {
   const std::int64_t n = n_;
   transpose = transpose && directed_;
-  if (dense_ && n < kSmall) {
-    for (std::int64_t i = 0; i < n; ++i) {
-      double* o = out + i * n;
-      for (std::int64_t j = 0; j < n; ++j) o[j] = beta == 0.0 ? 0.0 : beta * o[j];
-      for (std::int64_t k = 0; k < n; ++k) {
-        const double w = alpha * p[i * n + k];
-        if (transpose) {
-          for (std::int64_t j = 0; j < n; ++j) o[j] += w * matrix_[j * n + k];
-        } else {
-          const double* src = matrix_.data() + k * n;
-#pragma omp simd
-          for (std::int64_t j = 0; j < n; ++j) o[j] += w * src[j];
-        }
-      }
-    }
-    return;
-  }
   if (dense_) {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, transpose ? CblasTrans : CblasNoTrans,
-                static_cast<int>(n), static_cast<int>(n), static_cast<int>(n), alpha, p,
-                static_cast<int>(n), matrix_.data(), static_cast<int>(n), beta, out,
-                static_cast<int>(n));
+    const auto product = n < kSmall ? kernels::gemm_rows : kernels::gemm;
+    product(false, transpose, n, n, n, alpha, p, n, matrix_.data(), n, beta, out, n);
     return;
   }
   scale_rows(beta, out, n, threads_);
   const Csr& m = csr(transpose);
 #pragma omp parallel for schedule(static) num_threads(threads_)
   for (std::int64_t i = 0; i < n; ++i) {
-    const double* src = p + i * n;
-    double* o = out + i * n;
-    for (std::int64_t k = 0; k < n; ++k) {
-      const double w = alpha * src[k];
-      for (std::int64_t q = m.indptr[k]; q < m.indptr[k + 1]; ++q)
-        o[m.indices[q]] += w * m.values[q];
-    }
+    kernels::csr_scatter(m.indptr.data(), m.indices.data(), m.values.data(), n, p + i * n, alpha,
+                         out + i * n);
   }
 }
-
-namespace {
-
-// out[j] = (first ? 0 : out[j]) + w[0] src[0][j] + ... + w[C-1] src[C-1][j], added left to right:
-// the values of C passes of out += w src, in one pass over out.
-template <int C>
-BIRKHOFF_AVX2_CLONE void add_rows(bool first, const double* w, const double* const* src,
-                                  double* out, std::int64_t n) {
-  if (first) {
-#pragma omp simd
-    for (std::int64_t j = 0; j < n; ++j) {
-      double a = w[0] * src[0][j];
-      for (int c = 1; c < C; ++c) a += w[c] * src[c][j];
-      out[j] = a;
-    }
-  } else {
-#pragma omp simd
-    for (std::int64_t j = 0; j < n; ++j) {
-      double a = out[j];
-      for (int c = 0; c < C; ++c) a += w[c] * src[c][j];
-      out[j] = a;
-    }
-  }
-}
-
-}  // namespace
 
 void Operator::left_row(bool transpose, double alpha, const double* p, std::int64_t i,
                         double* out_row, bool assign) const {
@@ -254,68 +139,10 @@ void Operator::left_row(bool transpose, double alpha, const double* p, std::int6
       w[c] = alpha * m.values[k];
       src[c] = p + static_cast<std::int64_t>(m.indices[k]) * n;
     }
-    switch (count) {
-      case 1:
-        add_rows<1>(first, w, src, out_row, n);
-        break;
-      case 2:
-        add_rows<2>(first, w, src, out_row, n);
-        break;
-      case 3:
-        add_rows<3>(first, w, src, out_row, n);
-        break;
-      default:
-        add_rows<4>(first, w, src, out_row, n);
-    }
+    kernels::weighted_row_sum(first, count, w, src, out_row, n);
     first = false;
   }
 }
-
-namespace {
-
-// out_r[j] += alpha * sum_q tile[index_q][r] * w_q for r < 4, columns j of a CSR matrix: the
-// four rows interleaved in `tile` (N x 4) make each term one vector load, multiply and add.
-BIRKHOFF_AVX2_CLONE void gather4(const std::int64_t* indptr, const std::int32_t* indices,
-                                 const double* values, std::int64_t n, const double* tile,
-                                 double alpha, double* o0, std::int64_t stride) {
-  using V4 = double __attribute__((vector_size(32)));
-  V4 t;
-  // Two columns side by side (independent chains), each summed in its own order.
-  std::int64_t j = 0;
-  for (; j + 2 <= n; j += 2) {
-    V4 sa = {0, 0, 0, 0}, sb = {0, 0, 0, 0};
-    std::int64_t qa = indptr[j], qb = indptr[j + 1];
-    const std::int64_t ea = indptr[j + 1], eb = indptr[j + 2];
-    for (; qa < ea && qb < eb; ++qa, ++qb) {
-      std::memcpy(&t, tile + static_cast<std::int64_t>(indices[qa]) * 4, sizeof t);
-      sa += t * values[qa];
-      std::memcpy(&t, tile + static_cast<std::int64_t>(indices[qb]) * 4, sizeof t);
-      sb += t * values[qb];
-    }
-    for (; qa < ea; ++qa) {
-      std::memcpy(&t, tile + static_cast<std::int64_t>(indices[qa]) * 4, sizeof t);
-      sa += t * values[qa];
-    }
-    for (; qb < eb; ++qb) {
-      std::memcpy(&t, tile + static_cast<std::int64_t>(indices[qb]) * 4, sizeof t);
-      sb += t * values[qb];
-    }
-    for (int r = 0; r < 4; ++r) {
-      o0[r * stride + j] += alpha * sa[r];
-      o0[r * stride + j + 1] += alpha * sb[r];
-    }
-  }
-  for (; j < n; ++j) {
-    V4 s = {0, 0, 0, 0};
-    for (std::int64_t q = indptr[j]; q < indptr[j + 1]; ++q) {
-      std::memcpy(&t, tile + static_cast<std::int64_t>(indices[q]) * 4, sizeof t);
-      s += t * values[q];
-    }
-    for (int r = 0; r < 4; ++r) o0[r * stride + j] += alpha * s[r];
-  }
-}
-
-}  // namespace
 
 void Operator::right_rows(bool transpose, double alpha, const double* p_rows, std::int64_t count,
                           double* out_rows) const {
@@ -327,24 +154,13 @@ void Operator::right_rows(bool transpose, double alpha, const double* p_rows, st
     thread_local std::vector<double> tile;
     tile.resize(static_cast<std::size_t>(4 * n));
     for (; r + 4 <= count; r += 4) {
-      const double* p0 = p_rows + r * n;
-      for (std::int64_t k = 0; k < n; ++k) {
-        for (int q = 0; q < 4; ++q) tile[k * 4 + q] = p0[q * n + k];
-      }
-      gather4(m.indptr.data(), m.indices.data(), m.values.data(), n, tile.data(), alpha,
-              out_rows + r * n, n);
+      kernels::csr_gather4(m.indptr.data(), m.indices.data(), m.values.data(), n, p_rows + r * n, n,
+                           alpha, out_rows + r * n, n, tile.data());
     }
   }
   for (; r < count; ++r) {
-    const double* p0 = p_rows + r * n;
-    double* o0 = out_rows + r * n;
-    for (std::int64_t j = 0; j < n; ++j) {
-      double s0 = 0;
-      for (std::int64_t q = m.indptr[j]; q < m.indptr[j + 1]; ++q) {
-        s0 += p0[m.indices[q]] * m.values[q];
-      }
-      o0[j] += alpha * s0;
-    }
+    kernels::csr_gather(m.indptr.data(), m.indices.data(), m.values.data(), n, p_rows + r * n,
+                        alpha, out_rows + r * n);
   }
 }
 

@@ -3,9 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
-#include "birkhoff/graph/align/qpalign.hpp"
+#include "birkhoff/graph/graph.hpp"
 
 namespace birkhoff::align::detail {
 
@@ -15,10 +16,11 @@ int threads_for(std::int64_t n, int requested);
 
 class Operator {
  public:
-  /// Builds the N x N matrix of `g` with node v at internal index position[v] (rows/columns
-  /// that no node maps to stay empty); validates edges and weights, naming them with `suffix`.
-  Operator(const AlignGraph& g, std::int64_t size, const std::vector<std::int64_t>& position,
-           const std::string& suffix, int num_threads);
+  /// The N x N adjacency matrix of `g` with node v at internal index position[v] (rows and
+  /// columns that no node maps to stay empty): CSR with rows sorted by internal column, or
+  /// dense from density 1/16 on.
+  Operator(const graph::AttributedGraph& g, std::int64_t size,
+           const std::vector<std::int64_t>& position, int num_threads);
 
   /// out = alpha * op(M) P + beta * out, with op(M) = M or M^T; P, out are N x N row-major.
   void left(bool transpose, double alpha, const double* p, double beta, double* out) const;

@@ -1,3 +1,4 @@
+// PRIVATE (coarsen): the merge loop's queue of candidate pairs.
 #pragma once
 
 #include <algorithm>
@@ -5,14 +6,13 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <new>
 #include <vector>
 
-#include "graph/coarsen/team.hpp"
+#include "birkhoff/core/memory.hpp"
+#include "birkhoff/core/team.hpp"
+#include "graph/coarsen/node_ids.hpp"
 
 namespace birkhoff::coarsen::detail {
-
-using Id = std::uint32_t;
 
 /// A heap entry (key, lo, hi), ordered as the Python tuple (key, lo, hi). Entries are unique
 /// (each pair is pushed once), so the pop order is fully determined by this order.
@@ -30,22 +30,6 @@ struct After {
     if (a.lo != b.lo) return a.lo > b.lo;
     return a.hi > b.hi;
   }
-};
-
-/// Storage aligned to cache lines (64 bytes).
-template <class T>
-struct CacheLineAllocator {
-  using value_type = T;
-  CacheLineAllocator() = default;
-  template <class U>
-  explicit CacheLineAllocator(const CacheLineAllocator<U>&) {}
-  T* allocate(std::size_t n) {
-    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
-  }
-  void deallocate(T* p, std::size_t n) {
-    ::operator delete (p, n * sizeof(T), std::align_val_t{64});
-  }
-  friend bool operator==(const CacheLineAllocator&, const CacheLineAllocator&) { return true; }
 };
 
 /// A 4-ary min-heap of HeapEntry under the (key, lo, hi) order: the same pops as a binary heap
@@ -128,12 +112,6 @@ class QuadHeap {
   After after_;
 };
 
-/// Whether an id is live, from one state byte per id (0 = dead), as the merge loop keeps them.
-struct LiveIds {
-  const std::uint8_t* state;
-  bool operator()(Id id) const { return state[id] != 0; }
-};
-
 /// The merge loop's queue of candidate pairs. It pops entries in the (key, lo, hi) order, as
 /// one heap holding all of them would, but keeps only the entries below a bound in a heap
 /// (`near_`, a few percent of all, small enough for the core's cache) and the rest unsorted in
@@ -141,7 +119,7 @@ struct LiveIds {
 /// pass over the pool drops the dead entries and moves those below a new bound into the heap;
 /// the bound is taken from a sample so that about a sixteenth of the pool moves. Each entry
 /// of the pool is at least the bound and each entry of the heap below it, so the heap's top is
-/// the top of all. At N = 10^6 a pop from one heap of all entries (80 MB) cost about 1 µs.
+/// the top of all.
 class PairQueue {
  public:
   /// A refill moves about 1/near_share of the pool to the heap, at least near_min entries.
@@ -170,7 +148,7 @@ class PairQueue {
 
   /// Pops entries until one with both ends live (live(id) != 0); false when none is left.
   template <class Live>
-  bool pop_live(HeapEntry& top, const Live& live, Team& team) {
+  bool pop_live(HeapEntry& top, const Live& live, ThreadTeam& team) {
     for (;;) {
       while (!near_.empty()) {
         top = near_.pop();
@@ -183,7 +161,7 @@ class PairQueue {
 
   /// Drops the entries with a dead end from the pool and the heap.
   template <class Live>
-  void compact(const Live& live, Team& team) {
+  void compact(const Live& live, ThreadTeam& team) {
     pool_.resize(partition(pool_.data(), pool_.size(), live, nullptr, team));
     near_.resize(partition(near_.data(), near_.size(), live, nullptr, team));
     rebuild_near(team);
@@ -191,7 +169,7 @@ class PairQueue {
 
  private:
   template <class Live>
-  void refill(const Live& live, Team& team) {
+  void refill(const Live& live, ThreadTeam& team) {
     const std::size_t size = pool_.size();
     const std::size_t want = std::max(near_min_, size / near_share_);
     if (size <= 2 * want) {
@@ -214,7 +192,7 @@ class PairQueue {
     if (!reserved_) {
       // Room for twice the first refill's share (the largest: the pool shrinks), taken once:
       // buffers that double, each freed, raise glibc's mmap threshold and with it the peak
-      // memory (by 40-50 MB at N = 10^6).
+      // memory.
       reserved_ = true;
       near_.reserve(2 * want);
       below_.resize(static_cast<std::size_t>(team.size()));
@@ -235,7 +213,7 @@ class PairQueue {
   /// then the shares are moved together.
   template <class Live>
   std::size_t partition(HeapEntry* entries, std::size_t size, const Live& live,
-                        std::vector<std::vector<HeapEntry>>* below, Team& team) {
+                        std::vector<std::vector<HeapEntry>>* below, ThreadTeam& team) {
     const bool parallel = size >= kParallelPass;
     const auto shares = static_cast<std::size_t>(parallel ? team.size() : 1);
     kept_.assign(shares, 0);
@@ -276,7 +254,7 @@ class PairQueue {
     return at;
   }
 
-  void rebuild_near(Team& team) {
+  void rebuild_near(ThreadTeam& team) {
     near_.rebuild([&team](std::int64_t first, std::int64_t last, const auto& f) {
       auto body = [&f, first](int, std::int64_t i) { f(first + i); };
       team.for_each(last - first, kLevelChunk, last - first >= kParallelLevel, body);

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "birkhoff/core/error.hpp"
@@ -21,12 +24,97 @@ TEST(AttributedGraph, BuildsSymmetricSortedCsr) {
   const std::vector<std::int64_t> e = {3, 0, 1, 2, 1, 0, 1, 1, 0, 2, 3, 4};
   const auto g = from_edge_index(edges(e), {x.data(), 5, 2});
   EXPECT_EQ(g.num_nodes, 5);
-  EXPECT_EQ(g.num_edges(), 3);
-  EXPECT_EQ(g.self_loops_dropped, 1);
+  EXPECT_FALSE(g.directed);
+  EXPECT_EQ(g.num_entries(), 7);  // three edges both ways, the self-loop once
+  EXPECT_EQ(g.self_loops, 1);
   EXPECT_EQ(g.duplicates_merged, 2);
-  EXPECT_EQ(g.indptr, (std::vector<std::int64_t>{0, 2, 4, 4, 5, 6}));
-  EXPECT_EQ(g.indices, (std::vector<std::int32_t>{1, 4, 0, 3, 1, 0}));
-  EXPECT_EQ(g.degree(2), 0);  // isolated after dropping its self-loop
+  EXPECT_EQ(g.indptr, (std::vector<std::int64_t>{0, 2, 4, 5, 6, 7}));
+  EXPECT_EQ(g.indices, (std::vector<std::int32_t>{1, 4, 0, 3, 2, 1, 0}));
+  EXPECT_TRUE(g.weights.empty());
+  EXPECT_EQ(g.degree(2), 1);  // only its self-loop
+}
+
+TEST(AttributedGraph, DirectedWeightedEdgesKeepTheirOrientation) {
+  // 0->1 (2.0), 1->0 (3.0), 0->1 again (2.0), 2->2 (5.0).
+  const std::vector<std::int64_t> e = {0, 1, 0, 2, 1, 0, 1, 2};
+  const std::vector<double> w = {2.0, 3.0, 2.0, 5.0};
+  BuildOptions directed;
+  directed.directed = true;
+  const auto g = from_edge_index(edges(e), 3, w, {}, directed);
+  EXPECT_TRUE(g.directed);
+  EXPECT_EQ(g.indptr, (std::vector<std::int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(g.indices, (std::vector<std::int32_t>{1, 0, 2}));
+  EXPECT_EQ(g.weights, (std::vector<double>{2.0, 3.0, 5.0}));
+  EXPECT_EQ(g.self_loops, 1);
+  EXPECT_EQ(g.duplicates_merged, 1);
+  EXPECT_EQ(g.dim(), 0);
+  // Read as undirected, 0-1 is listed with weights 2 and 3: a conflict.
+  try {
+    from_edge_index(edges(e), 3, w, {}, BuildOptions{false, 0, "2"});
+    FAIL() << "expected InvalidInput";
+  } catch (const InvalidInput& err) {
+    EXPECT_EQ(std::string(err.what()).rfind("edge_weight2:", 0), 0u) << err.what();
+  }
+}
+
+TEST(AttributedGraph, RejectsBadWeightsAndFeaturesNamingThemWithTheSuffix) {
+  const std::vector<std::int64_t> e = {0, 1};
+  const std::vector<double> nan_weight = {std::nan("")}, two_weights = {1.0, 2.0};
+  const std::vector<float> x(4, 0.0f);
+  for (const auto& [call, name] : std::vector<std::pair<std::function<void()>, std::string>>{
+           {[&] {
+              from_edge_index(edges(e), 2, nan_weight, {}, {false, 0, "1"});
+            },
+            "edge_weight1:"},
+           {[&] {
+              from_edge_index(edges(e), 2, two_weights, {}, {false, 0, "1"});
+            },
+            "edge_weight1:"},
+           {[&] {
+              from_edge_index(edges(e), 2, {}, {x.data(), 4, 1}, {false, 0, "2"});
+            },
+            "x2:"},
+           {[&] { from_edge_index(edges(e), -1, {}, {}, {}); }, "num_nodes:"}}) {
+    try {
+      call();
+      ADD_FAILURE() << "no error for " << name;
+    } catch (const InvalidInput& err) {
+      EXPECT_EQ(std::string(err.what()).rfind(name, 0), 0u) << err.what();
+    }
+  }
+}
+
+TEST(AttributedGraph, FromAdjacencyKeepsTheNonZeroEntries) {
+  const std::vector<double> a = {0, 2, 0,  //
+                                 2, 1, 0,  //
+                                 0, 0, 0};
+  const auto g = from_adjacency({a.data(), 3, 3});
+  EXPECT_EQ(g.num_nodes, 3);
+  EXPECT_EQ(g.indptr, (std::vector<std::int64_t>{0, 1, 3, 3}));
+  EXPECT_EQ(g.indices, (std::vector<std::int32_t>{1, 0, 1}));
+  EXPECT_EQ(g.weights, (std::vector<double>{2, 2, 1}));
+  EXPECT_EQ(g.self_loops, 1);
+  const std::vector<double> asymmetric = {0, 1, 0, 0};
+  EXPECT_THROW(from_adjacency({asymmetric.data(), 2, 2}), InvalidInput);
+  BuildOptions directed;
+  directed.directed = true;
+  EXPECT_EQ(from_adjacency({asymmetric.data(), 2, 2}, {}, directed).num_entries(), 1);
+  EXPECT_THROW(from_adjacency({a.data(), 3, 2}), InvalidInput);
+}
+
+TEST(AttributedGraph, EdgeListAndAdjacencyGiveTheSameGraph) {
+  // An undirected weighted triangle with a self-loop, listed once per edge.
+  const std::vector<std::int64_t> e = {0, 0, 1, 2, 1, 2, 2, 2};  // 0-1, 0-2, 1-2, 2-2
+  const std::vector<double> w = {0.5, 1.5, 2.5, 4.0};
+  const std::vector<double> a = {0,   0.5, 1.5,  //
+                                 0.5, 0,   2.5,  //
+                                 1.5, 2.5, 4.0};
+  const auto from_list = from_edge_index(edges(e), 3, w);
+  const auto from_dense = from_adjacency({a.data(), 3, 3});
+  EXPECT_EQ(from_list.indptr, from_dense.indptr);
+  EXPECT_EQ(from_list.indices, from_dense.indices);
+  EXPECT_EQ(from_list.weights, from_dense.weights);
+  EXPECT_EQ(from_list.self_loops, from_dense.self_loops);
 }
 
 TEST(AttributedGraph, RejectsIdsOutOfRangeNamingEdgeIndex) {
@@ -67,10 +155,10 @@ TEST(AttributedGraph, AcceptsEmptyGraphs) {
   const std::vector<std::int64_t> none;
   const auto g0 = from_edge_index({none.data(), 2, 0}, {nullptr, 0, 3});
   EXPECT_EQ(g0.num_nodes, 0);
-  EXPECT_EQ(g0.num_edges(), 0);
+  EXPECT_EQ(g0.num_entries(), 0);
   const std::vector<float> x(4, 0.5f);
   const auto g = from_edge_index({none.data(), 2, 0}, {x.data(), 4, 1});
-  EXPECT_EQ(g.num_edges(), 0);
+  EXPECT_EQ(g.num_entries(), 0);
   EXPECT_EQ(g.indptr.size(), 5u);
 }
 

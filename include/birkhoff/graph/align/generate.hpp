@@ -9,7 +9,7 @@ namespace birkhoff::align {
 /// and the hidden permutation (node i of G1 <-> node perm[i] of G2).
 ///
 /// The model couples A[i, j] with B[perm[i], perm[j]] and X[i] with Y[perm[i]]
-/// (shared/design/align.md §1-2).
+/// [huang2026qpalign].
 struct PlantedInstance {
   std::int64_t n = 0;              ///< number of nodes of each graph
   std::int64_t d = 0;              ///< feature dimension (0 = no features)
@@ -20,7 +20,7 @@ struct PlantedInstance {
   std::vector<std::int64_t> perm;  ///< (n) the hidden bijection G1 -> G2
 };
 
-/// Featured correlated Gaussian Wigner model (align.md §2; the authors' sim_gaussian.py [R]).
+/// Featured correlated Gaussian Wigner model [huang2026qpalign] (the authors' sim_gaussian.py).
 ///
 /// A[i,j] = A[j,i] ~ N(0,1) for i < j; B°[i,j] = rho A[i,j] + sqrt(1 - rho^2) Z[i,j];
 /// X[i,k] ~ N(0,1); Y°[i,k] = r X[i,k] + sqrt(1 - r^2) W[i,k]; with `standardize_features` both
@@ -40,7 +40,7 @@ struct PlantedInstance {
 PlantedInstance correlated_wigner(std::int64_t n, std::int64_t d, double rho, double r,
                                   std::uint64_t seed, bool standardize_features = true);
 
-/// Correlated Erdős–Rényi edges with the same features (align.md §2, the repo's sim_er.py [R]):
+/// Correlated Erdős–Rényi edges with the same features (the authors' sim_er.py):
 /// per unordered pair i < j (upper triangle row-major, one uniform u each) the pair
 /// (A[i,j], B°[i,j]) is (1,1) with probability p^2 + rho p (1-p), (1,0) and (0,1) with
 /// (1-rho) p (1-p) each, (0,0) otherwise. Then X, W and perm are drawn as in correlated_wigner.
@@ -49,10 +49,10 @@ PlantedInstance correlated_erdos_renyi(std::int64_t n, std::int64_t d, double rh
                                        double p, std::uint64_t seed,
                                        bool standardize_features = true);
 
-/// Conjectured exact-recovery margin of align.md §3.2 [O]:
+/// Conjectured exact-recovery margin (our reading of the thresholds of [huang2026qpalign]):
 /// n rho^2 + d log(1/(1-r^2)) - 4 log n (positive = above the conjectured threshold).
 double exact_margin(std::int64_t n, std::int64_t d, double rho, double r);
-/// Conjectured almost-exact margin of align.md §3.2 [O]:
+/// Conjectured almost-exact margin (likewise):
 /// n rho^2 + 2 d log(1/(1-r^2)) - 4 log n.
 double partial_margin(std::int64_t n, std::int64_t d, double rho, double r);
 

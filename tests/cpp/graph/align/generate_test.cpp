@@ -95,7 +95,7 @@ TEST(CorrelatedWigner, RejectsBadParameters) {
 }
 
 TEST(Margins, MatchTheDesignNoteTable) {
-  // align.md §3.2 table: n = 1000, edges only, exact at rho = 0.166.
+  // The conjectured threshold at n = 1000, edges only: exact from rho = 0.166.
   EXPECT_NEAR(exact_margin(1000, 16, 0.166, 0.0), 0.0, 0.1);
   EXPECT_NEAR(exact_margin(100, 16, 0.0, 0.827), 0.0, 0.1);
 }

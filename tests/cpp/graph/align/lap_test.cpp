@@ -1,3 +1,5 @@
+#include "birkhoff/graph/align/lap.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,7 +9,6 @@
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/graph/align/generate.hpp"
-#include "birkhoff/graph/align/qpalign.hpp"
 
 namespace birkhoff::align {
 namespace {

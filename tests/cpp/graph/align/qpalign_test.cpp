@@ -58,23 +58,19 @@ DirectedPair directed_pair(std::int64_t n, double p, std::uint64_t seed) {
   return out;
 }
 
-AlignGraph edges(std::int64_t n, const std::vector<std::int64_t>& e, const std::vector<double>& w,
-                 bool directed) {
-  AlignGraph g;
-  g.num_nodes = n;
-  g.edge_index = {e.data(), 2, static_cast<std::int64_t>(e.size() / 2)};
-  g.edge_weight = w;
-  g.directed = directed;
-  return g;
+using graph::AttributedGraph;
+
+AttributedGraph edges(std::int64_t n, const std::vector<std::int64_t>& e,
+                      const std::vector<double>& w, bool directed, MatrixView<const float> x = {},
+                      const std::string& suffix = "") {
+  return graph::from_edge_index({e.data(), 2, static_cast<std::int64_t>(e.size() / 2)}, n, w, x,
+                                {directed, 0, suffix});
 }
 
-AlignGraph dense(std::int64_t n, const std::vector<double>& a, const std::vector<float>& x,
-                 std::int64_t d) {
-  AlignGraph g;
-  g.num_nodes = n;
-  g.adjacency = {a.data(), n, n};
-  if (d > 0) g.x = {x.data(), n, d};
-  return g;
+AttributedGraph dense(std::int64_t n, const std::vector<double>& a, const std::vector<float>& x,
+                      std::int64_t d) {
+  return graph::from_adjacency({a.data(), n, n}, d > 0 ? MatrixView<const float>{x.data(), n, d}
+                                                       : MatrixView<const float>{});
 }
 
 std::vector<std::int64_t> truth_pairs(const std::vector<std::int64_t>& perm) {
@@ -125,8 +121,8 @@ TEST(QpAlign, SeedsAreHonouredExactlyEvenWhenWrong) {
 }
 
 // The gradient (written into a buffer that starts as NaN) against central differences of F.
-void expect_gradient_matches_finite_differences(const AlignGraph& g1, const AlignGraph& g2,
-                                                const QpAlignOptions& o,
+void expect_gradient_matches_finite_differences(const AttributedGraph& g1,
+                                                const AttributedGraph& g2, const QpAlignOptions& o,
                                                 const std::vector<double>& pi,
                                                 const std::string& tag) {
   std::vector<double> grad(pi.size(), std::numeric_limits<double>::quiet_NaN()), scratch(pi.size());
@@ -150,13 +146,11 @@ TEST(QpAlign, GradientMatchesFiniteDifferences) {
   std::vector<float> x1(n * d), x2(n * d);
   for (auto& v : x1) v = static_cast<float>(rng.normal());
   for (auto& v : x2) v = static_cast<float>(rng.normal());
-  AlignGraph g1 = edges(n, pair.e1, pair.w1, true), g2 = edges(n, pair.e2, pair.w2, true);
   // Break the isomorphism so that E != 0 at the relabelling.
   std::vector<double> w2(pair.w2);
   for (auto& w : w2) w *= 1.0 + 0.3 * rng.uniform();
-  g2.edge_weight = w2;
-  g1.x = {x1.data(), n, d};
-  g2.x = {x2.data(), n, d};
+  const AttributedGraph g1 = edges(n, pair.e1, pair.w1, true, {x1.data(), n, d});
+  const AttributedGraph g2 = edges(n, pair.e2, w2, true, {x2.data(), n, d});
   QpAlignOptions o;
   o.lambda_edge = 0.3;
   o.lambda_feature = 0.7;
@@ -191,7 +185,7 @@ TEST(QpAlign, GradientMatchesFiniteDifferencesWithIsolatedNodes) {
     std::vector<double> w1, w2;
     const std::vector<std::int64_t> e1 = keep(pair.e1, pair.w1, 3, w1);
     const std::vector<std::int64_t> e2 = keep(pair.e2, pair.w2, -1, w2);
-    const AlignGraph g1 = edges(n, e1, w1, directed), g2 = edges(n, e2, w2, directed);
+    const AttributedGraph g1 = edges(n, e1, w1, directed), g2 = edges(n, e2, w2, directed);
     QpAlignOptions o;
     o.lambda_edge = 0.6;
     o.lambda_feature = 0.0;
@@ -252,7 +246,7 @@ TEST(Balance, AndersonStopsOnTheSameCriterionInFewerSweeps) {
 }
 
 TEST(Balance, AllZeroRowAndColumnStayFinite) {
-  // The reference's zero-lock hazard (align.md §4.3): all-zero lines became 1e8 and then NaN.
+  // The reference's zero-lock hazard (docs/align.md): all-zero lines became 1e8 and then NaN.
   const std::int64_t m = 20;
   Rng rng(9);
   std::vector<double> a(m * m);
@@ -346,10 +340,10 @@ TEST(QpAlign, RejectsBadInputNamingTheArgument) {
   const std::vector<float> x(3 * 2, 1.0f), x3(3 * 3, 1.0f);
   std::vector<float> nan_x(x);
   nan_x[3] = std::nanf("");
-  auto graph = [&](const std::vector<std::int64_t>& ed, const std::vector<double>& ww) {
-    AlignGraph g = edges(3, ed, ww, false);
-    g.x = {x.data(), 3, 2};
-    return g;
+  // The graphs of side `suffix` ("1" or "2"): the builders name their arguments with it.
+  auto graph = [&](const std::vector<std::int64_t>& ed, const std::vector<double>& ww,
+                   const std::string& suffix, MatrixView<const float> features) {
+    return edges(3, ed, ww, false, features, suffix);
   };
   auto expect_error = [](auto&& call, const std::string& name) {
     try {
@@ -359,21 +353,18 @@ TEST(QpAlign, RejectsBadInputNamingTheArgument) {
       EXPECT_NE(std::string(err.what()).find(name), std::string::npos) << err.what();
     }
   };
-  const AlignGraph good = graph(e, w);
-  expect_error([&] { qpalign(graph(bad_e, w), good); }, "edge_index1");
-  expect_error([&] { qpalign(good, graph(e, nan_w)); }, "edge_weight2");
-  AlignGraph wrong_shape = good;
-  wrong_shape.edge_index = {e.data(), 1, 4};
-  expect_error([&] { qpalign(wrong_shape, good); }, "edge_index1");
-  AlignGraph nan_features = good;
-  nan_features.x = {nan_x.data(), 3, 2};
-  expect_error([&] { qpalign(good, nan_features); }, "x2");
-  AlignGraph other_d = good;
-  other_d.x = {x3.data(), 3, 3};
-  expect_error([&] { qpalign(good, other_d); }, "x2");
-  AlignGraph no_features = good;
-  no_features.x = {};
-  expect_error([&] { qpalign(good, no_features); }, "x2");
+  const MatrixView<const float> xv{x.data(), 3, 2};
+  const AttributedGraph good = graph(e, w, "", xv);
+  expect_error([&] { graph(bad_e, w, "1", xv); }, "edge_index1");
+  expect_error([&] { graph(e, nan_w, "2", xv); }, "edge_weight2");
+  expect_error(
+      [&] {
+        graph::from_edge_index({e.data(), 1, 4}, 3, w, xv, {false, 0, "1"});
+      },
+      "edge_index1");
+  expect_error([&] { graph(e, w, "2", {nan_x.data(), 3, 2}); }, "x2");
+  expect_error([&] { qpalign(good, graph(e, w, "2", {x3.data(), 3, 3})); }, "x2");
+  expect_error([&] { qpalign(good, graph(e, w, "2", {})); }, "x2");
   QpAlignOptions o;
   const std::vector<std::int64_t> out_of_range = {0, 3};
   o.seeds = {out_of_range.data(), 1, 2};

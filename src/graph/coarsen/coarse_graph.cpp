@@ -1,11 +1,12 @@
-#include "graph/coarsen/build.hpp"
-
+// Graph contraction (the coarse graph of a fine-to-coarse mapping), lifting and pooling.
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/core/system.hpp"
+#include "graph/coarsen/contract.hpp"
 
 namespace birkhoff::coarsen {
 namespace detail {
@@ -17,7 +18,7 @@ namespace {
 /// out sorted, see below). Its buffers are freed on return, before the caller allocates the
 /// features (peak memory).
 void build_coarse_edges(const graph::AttributedGraph& graph, std::int64_t kc, bool edge_weights,
-                        int threads, Coarsening& out) {
+                        int threads, CoarseGraph& out) {
   const std::int64_t n = graph.num_nodes;
   std::vector<std::int64_t> start(static_cast<std::size_t>(kc) + 1, 0);
   for (std::int64_t i = 0; i < n; ++i) {
@@ -98,41 +99,17 @@ void build_coarse_edges(const graph::AttributedGraph& graph, std::int64_t kc, bo
 
 }  // namespace
 
-void build_coarse_graph(const graph::AttributedGraph& graph, std::int64_t k, bool edge_weights,
-                        int num_threads, Coarsening& out) {
+CoarseGraph contract_valid(const graph::AttributedGraph& graph,
+                           std::vector<std::int64_t> assignment, std::int64_t num_super_nodes,
+                           const CutOptions& options) {
   const std::int64_t n = graph.num_nodes;
   const std::int64_t d = graph.dim();
-  const int threads = resolve_threads(num_threads);
-  out.merges.resize(static_cast<std::size_t>(3 * k));
-  out.keys.resize(static_cast<std::size_t>(k));
-
-  // Each id's root: parents are younger than their children, so one descending sweep suffices.
-  const std::int64_t ids = n + k;
-  std::vector<std::int64_t> root(static_cast<std::size_t>(ids), -1);
-  for (std::int64_t t = 0; t < k; ++t) {
-    root[out.merges[3 * t + 1]] = out.merges[3 * t];
-    root[out.merges[3 * t + 2]] = out.merges[3 * t];
-  }
-  out.roots.clear();
-  for (std::int64_t id = ids - 1; id >= 0; --id) {
-    if (root[id] < 0) {
-      root[id] = id;
-    } else {
-      root[id] = root[root[id]];
-    }
-  }
-  std::vector<std::int64_t> index(static_cast<std::size_t>(ids), -1);
-  for (std::int64_t id = 0; id < ids; ++id) {
-    if (root[id] == id) {
-      index[id] = static_cast<std::int64_t>(out.roots.size());
-      out.roots.push_back(id);
-    }
-  }
-  const std::int64_t kc = static_cast<std::int64_t>(out.roots.size());
-  out.assignment.resize(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) out.assignment[i] = index[root[i]];
-  std::vector<std::int64_t>().swap(root);
-  std::vector<std::int64_t>().swap(index);
+  const std::int64_t kc = num_super_nodes;
+  const int threads = resolve_threads(options.num_threads);
+  CoarseGraph out;
+  out.num_nodes = n;
+  out.dim = d;
+  out.assignment = std::move(assignment);
 
   // Members as CSR (counting sort keeps them ascending) and sizes.
   out.members_indptr.assign(static_cast<std::size_t>(kc) + 1, 0);
@@ -148,7 +125,7 @@ void build_coarse_graph(const graph::AttributedGraph& graph, std::int64_t k, boo
     for (std::int64_t i = 0; i < n; ++i) out.members[pos[out.assignment[i]]++] = i;
   }
   // The edges first: their buffers are gone when the features are allocated.
-  build_coarse_edges(graph, kc, edge_weights, threads, out);
+  build_coarse_edges(graph, kc, options.edge_weights, threads, out);
 
   out.features.assign(static_cast<std::size_t>(kc * d), 0.0f);
 #pragma omp parallel num_threads(threads) if (n * d > (1 << 16))
@@ -166,48 +143,33 @@ void build_coarse_graph(const graph::AttributedGraph& graph, std::int64_t k, boo
       for (std::int64_t j = 0; j < d; ++j) dst[j] = static_cast<float>(acc[j] * inv);
     }
   }
+  return out;
 }
 
 }  // namespace detail
 
-Coarsening cut_to(const Coarsening& run, const graph::AttributedGraph& graph, std::int64_t n_coarse,
-                  bool edge_weights, int num_threads) {
-  const std::int64_t n = run.num_nodes;
-  require(graph.num_nodes == n && graph.dim() == run.dim, "graph",
-          "is not the graph this coarsening was computed on (N or D differ)");
-  require(n == 0 || (n_coarse >= 1 && n_coarse <= n), "n_coarse",
-          "must lie in [1, N]; got " + std::to_string(n_coarse));
-  const std::int64_t wanted = n == 0 ? 0 : n - n_coarse;
-  std::int64_t k = wanted;
-  bool reached = true;
-  if (wanted > run.num_merges()) {
-    require(!run.reached_target, "ratio",
-            "asks for " + std::to_string(wanted) + " merges but the run holds only " +
-                std::to_string(run.num_merges()) +
-                "; cut() can only keep more nodes than the run did (run nope() with the "
-                "smallest ratio you need)");
-    k = run.num_merges();
-    reached = false;
+CoarseGraph contract(const graph::AttributedGraph& graph, std::vector<std::int64_t> assignment,
+                     std::int64_t num_super_nodes, const CutOptions& options) {
+  const std::int64_t n = graph.num_nodes;
+  require(static_cast<std::int64_t>(assignment.size()) == n, "assignment",
+          "expected " + std::to_string(n) + " entries (one per node), got " +
+              std::to_string(assignment.size()));
+  require(num_super_nodes >= 0, "num_super_nodes", "must be >= 0");
+  std::vector<char> taken(static_cast<std::size_t>(num_super_nodes), 0);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t c = assignment[i];
+    require(c >= 0 && c < num_super_nodes, "assignment",
+            "super-node " + std::to_string(c) + " of node " + std::to_string(i) +
+                " is outside [0, " + std::to_string(num_super_nodes) + ")");
+    taken[c] = 1;
   }
-  Coarsening out;
-  out.num_nodes = n;
-  out.dim = run.dim;
-  out.target = n == 0 ? 0 : n_coarse;
-  out.merges.assign(run.merges.begin(), run.merges.begin() + 3 * k);
-  out.keys.assign(run.keys.begin(), run.keys.begin() + k);
-  out.reached_target = reached;
-  out.self_loops_dropped = run.self_loops_dropped;
-  out.duplicates_merged = run.duplicates_merged;
-  detail::build_coarse_graph(graph, k, edge_weights, num_threads, out);
-  return out;
+  const auto empty = std::find(taken.begin(), taken.end(), 0);
+  require(empty == taken.end(), "assignment",
+          "super-node " + std::to_string(empty - taken.begin()) + " has no node");
+  return detail::contract_valid(graph, std::move(assignment), num_super_nodes, options);
 }
 
-Coarsening cut(const Coarsening& run, const graph::AttributedGraph& graph, double ratio,
-               bool edge_weights, int num_threads) {
-  return cut_to(run, graph, target_for_ratio(run.num_nodes, ratio), edge_weights, num_threads);
-}
-
-void lift(const Coarsening& c, MatrixView<const float> coarse, MatrixView<float> out) {
+void lift(const CoarseGraph& c, MatrixView<const float> coarse, MatrixView<float> out) {
   require(coarse.rows == c.num_super_nodes(), "coarse",
           "expected " + std::to_string(c.num_super_nodes()) + " rows (one per super-node), got " +
               std::to_string(coarse.rows));
@@ -219,7 +181,7 @@ void lift(const Coarsening& c, MatrixView<const float> coarse, MatrixView<float>
   }
 }
 
-void pool(const Coarsening& c, MatrixView<const float> values, MatrixView<float> out, bool mean) {
+void pool(const CoarseGraph& c, MatrixView<const float> values, MatrixView<float> out, bool mean) {
   require(values.rows == c.num_nodes, "values",
           "expected " + std::to_string(c.num_nodes) + " rows (one per original node), got " +
               std::to_string(values.rows));

@@ -9,7 +9,7 @@
 #include <tuple>
 #include <vector>
 
-#include "graph/coarsen/team.hpp"
+#include "birkhoff/core/team.hpp"
 
 namespace birkhoff::coarsen::detail {
 namespace {
@@ -22,7 +22,7 @@ using Tuple = std::tuple<double, Id, Id>;
 std::string check_against_set(int threads, std::size_t near_min, std::size_t near_share,
                               const std::vector<std::tuple<int, int, int>>& ops) {
   constexpr Id kIds = 64;
-  Team team(threads);
+  ThreadTeam team(threads);
   PairQueue queue(near_min, near_share);
   std::vector<std::uint8_t> alive(kIds, 1);
   std::set<Tuple> all;

@@ -10,11 +10,13 @@
 #include <limits>
 #include <vector>
 
-#include "birkhoff/graph/align/qpalign.hpp"
+#include "birkhoff/graph/align/balance.hpp"
+#include "birkhoff/kernels/scaling.hpp"
 
 namespace birkhoff::align::detail {
 
-/// Entries of a balanced matrix are at least this (align.md §4.3: no zero lock, no NaN).
+/// Entries of a balanced matrix are at least this: no row or column locks at zero, no NaN
+/// (docs/align.md, the balancing row of the deviations table).
 inline constexpr double kFloor = 1e-100;
 
 /// Anderson acceleration (type II, Walker and Ni 2011) of a fixed-point iteration x <- T(x)
@@ -41,18 +43,6 @@ class Anderson {
   std::vector<double> dots_;     // memory, dot_rows() output and the solve's right-hand side
   std::vector<double> last_r_, last_t_, r_;
 };
-
-/// One row of a Sinkhorn sweep: s = <row, v>, then acc += row / s; returns 1 / s.
-double scale_row(const double* row, const double* v, double* acc, std::int64_t m);
-/// row = x - alpha * grad (the projected-gradient step of QPAlign, align.md §4.3).
-void step_row(const double* x, const double* grad, double alpha, double* row, std::int64_t m);
-/// Raises entries below kFloor to kFloor; false when the row held a NaN or inf.
-bool floor_row(double* row, std::int64_t m);
-/// row[j] *= u * v[j]; returns the sum of the new row.
-double scale_columns(double* row, double u, const double* v, std::int64_t m);
-/// scale_row on rows row0 + r * stride, r < 4, in order (the same values); u[r] = 1 / s_r.
-void scale_rows4(const double* row0, std::int64_t stride, const double* v, double* acc,
-                 std::int64_t m, double* u);
 
 /// Sinkhorn-Knopp scaling of the m x m block at `block` (row stride `stride`) to doubly
 /// stochastic, in place. `fill(i, row)` writes row i (m entries; entries below kFloor are
@@ -104,14 +94,14 @@ BalanceReport balance_block(double* block, std::int64_t m, std::int64_t stride,
           for (std::int64_t i = i0; i < i0 + rows; ++i) {
             double* row = block + i * stride;
             fill(i, row);
-            ok = floor_row(row, m) && ok;
+            ok = kernels::floor_row(row, m, kFloor) && ok;
           }
         }
         if (rows == 4) {
-          scale_rows4(block + i0 * stride, stride, mine.data(), acc, m, u.data() + i0);
+          kernels::scale_rows4(block + i0 * stride, stride, mine.data(), acc, m, u.data() + i0);
         } else {
           for (std::int64_t i = i0; i < i0 + rows; ++i) {
-            u[i] = scale_row(block + i * stride, mine.data(), acc, m);
+            u[i] = kernels::scale_row(block + i * stride, mine.data(), acc, m);
           }
         }
       }
@@ -162,7 +152,7 @@ BalanceReport balance_block(double* block, std::int64_t m, std::int64_t stride,
 #pragma omp parallel for schedule(static) num_threads(threads) \
     reduction(max : row_error) reduction(&& : sums_finite)
   for (std::int64_t i = 0; i < m; ++i) {
-    const double s = scale_columns(block + i * stride, u[i], v.data(), m);
+    const double s = kernels::scale_columns(block + i * stride, u[i], v.data(), m);
     sums_finite = sums_finite && std::isfinite(s);
     row_error = std::max(row_error, std::abs(s - 1.0));
   }

@@ -9,34 +9,36 @@
 #include <immintrin.h>
 #endif
 
-namespace birkhoff::coarsen::detail {
+namespace birkhoff {
 
-/// Threads that split the pairs of one merge with the calling thread. The merge loop asks for
-/// help a million times in a run, every few microseconds: an OpenMP parallel region with two
-/// loops costs 0.8-2.8 µs per call on the 2-core test machine, a handoff through one atomic
-/// counter about 0.03 µs. Helpers spin between calls and sleep (futex) after a while idle, so
-/// they cost nothing while the caller does long serial work. for_each returns only once every
-/// helper has checked in, so the job's fields are not rewritten under a late helper.
-class Team {
+/// Threads that split fine-grained parallel loops with the calling thread, for callers that ask
+/// for help very often (every few microseconds) with little work each time, where opening an
+/// OpenMP parallel region would cost more than the work. The handoff is one atomic counter;
+/// helpers spin between calls and sleep (futex) after a while idle, so they cost nothing while
+/// the caller runs long serial stretches. A call returns only once every helper has checked in,
+/// so the next call may rewrite the job under no late helper.
+///
+/// Not reentrant: one caller thread, one call at a time; bodies must not throw.
+class ThreadTeam {
  public:
-  /// `threads` counts the caller: threads - 1 helpers are started (none for 1).
-  explicit Team(int threads) {
+  /// `threads` counts the caller: threads - 1 helpers are started (none for 1 or less).
+  explicit ThreadTeam(int threads) {
     for (int h = 1; h < threads; ++h) helpers_.emplace_back([this, h] { serve(h); });
   }
-  ~Team() {
+  ~ThreadTeam() {
     stop_.store(true, std::memory_order_relaxed);
     publish();
     for (std::thread& t : helpers_) t.join();
   }
-  Team(const Team&) = delete;
-  Team& operator=(const Team&) = delete;
+  ThreadTeam(const ThreadTeam&) = delete;
+  ThreadTeam& operator=(const ThreadTeam&) = delete;
 
   /// The caller and the helpers: thread ids 0 (the caller) to size() - 1.
   int size() const { return static_cast<int>(helpers_.size()) + 1; }
 
   /// Calls body(thread, t) once for each t in [0, n), in chunks of `chunk` consecutive t taken
   /// in increasing order by whichever thread is free; returns when all calls have returned.
-  /// `body` must not throw. With `parallel` false the caller runs all of them.
+  /// With `parallel` false the caller runs all of them.
   template <class F>
   void for_each(std::int64_t n, std::int64_t chunk, bool parallel, F& body) {
     auto range = [&body](int thread, std::int64_t first, std::int64_t last) {
@@ -113,10 +115,8 @@ class Team {
     }
   }
 
-  // A few milliseconds of pauses before a helper sleeps, as long as libgomp spins by default:
-  // runs of small merges (done by the caller alone) last that long. With 4096 pauses the
-  // helper slept through them and was late to wake for the next large merge (NOPE on 10^5
-  // nodes to 0.01: 5.09 s against 4.58 s on average over six runs).
+  // A few milliseconds of pauses before a helper sleeps, about as long as libgomp spins: a
+  // helper that slept through a run of small serial steps wakes too late for the next call.
   static constexpr int kSpins = 1 << 17;
   std::vector<std::thread> helpers_;
   void (*call_)(void*, int, std::int64_t, std::int64_t) = nullptr;
@@ -130,4 +130,4 @@ class Team {
   std::atomic<bool> stop_{false};
 };
 
-}  // namespace birkhoff::coarsen::detail
+}  // namespace birkhoff
