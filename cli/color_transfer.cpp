@@ -10,9 +10,11 @@
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/io/image.hpp"
+#include "birkhoff/transport/describe.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
 #include "commands.hpp"
 #include "common.hpp"
+#include "describe.hpp"
 
 namespace birkhoff::cli {
 namespace {
@@ -68,10 +70,10 @@ io::RgbImage side_by_side(const std::vector<const io::RgbImage*>& images) {
 void add_color_transfer_command(CLI::App& app) {
   struct Args {
     std::string source, target, output = "color_transfer.png";
-    double blur = 0.05, scaling = 0.5;
+    double blur = 0.05;
     std::int64_t size = 256;
-    int threads = 0;
     bool json = false, quiet = false;
+    transport::SinkhornOptions options;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
@@ -87,8 +89,7 @@ void add_color_transfer_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--blur", args->blur, "blur in RGB units; epsilon = blur^2")
       ->capture_default_str();
-  cmd->add_option("--scaling", args->scaling, "epsilon-scaling ratio")->capture_default_str();
-  cmd->add_option("--threads", args->threads, "OpenMP threads (0 = all cores)");
+  add_options(cmd, args->options);
   cmd->add_flag("--json", args->json, "print one JSON object with the results");
   cmd->add_flag("--quiet", args->quiet, "no progress bar");
   cmd->callback([args] {
@@ -112,20 +113,19 @@ void add_color_transfer_command(CLI::App& app) {
     }
     const auto x = to_points(src), y = to_points(dst);
     transport::OtProblem<float> problem;
-    transport::SinkhornOptions o;
-    o.scaling = args->scaling;
-    o.num_threads = args->threads;
+    transport::SinkhornOptions o = args->options;
     ProgressBar bar(args->quiet || args->json);
     o.progress = bar.callback();
     transport::Solution<float> solution;
     try {
       problem.geometry = transport::PointCloud<float>({x.data(), src.width * src.height, 3},
                                                       {y.data(), dst.width * dst.height, 3});
+      require(args->blur > 0 && std::isfinite(args->blur), "--blur",
+              "must be a positive number, got " + std::to_string(args->blur));
       problem.epsilon = args->blur * args->blur;
       solution = transport::sinkhorn(problem, o);
     } catch (const InvalidInput& e) {
-      rethrow_with_cli_names(
-          e, {{"epsilon", "--blur"}, {"scaling", "--scaling"}, {"num_threads", "--threads"}});
+      rethrow_with_cli_names(e, flag_names<transport::SinkhornOptions>(), {{"epsilon", "--blur"}});
     }
     const auto& result = solution.report();
     const auto map = solution.barycentric_map();
@@ -135,23 +135,20 @@ void add_color_transfer_command(CLI::App& app) {
           static_cast<std::uint8_t>(std::clamp(std::lround(map[i] * 255.0f), 0L, 255L));
     io::write_png(args->output, side_by_side({&src, &dst, &recoloured}));
     const double seconds = seconds_since(start);
-    if (!result.converged) warn_not_converged(result.marginal_error, o.marginal_tol);
+    if (!result.converged) warn_not_converged(result, o.marginal_tol);
     const double n = static_cast<double>(solution.n()), m = static_cast<double>(solution.m());
     const double dense_gb = n * m * 8 / 1e9;  // one float64 n x m matrix, as POT would hold
     if (args->json) {
-      print_json({{"source", src_path},
-                  {"target", dst_path},
-                  {"output", args->output},
-                  {"n", solution.n()},
-                  {"m", solution.m()},
-                  {"loss", result.loss},
-                  {"transport_cost", result.transport_cost},
-                  {"epsilon", result.epsilon},
-                  {"iterations", result.iterations},
-                  {"marginal_error", result.marginal_error},
-                  {"seconds", seconds},
-                  {"peak_rss_mb", peak_rss_mb()},
-                  {"dense_cost_matrix_gb", dense_gb}});
+      auto j = to_json(result);
+      j["source"] = src_path;
+      j["target"] = dst_path;
+      j["output"] = args->output;
+      j["n"] = solution.n();
+      j["m"] = solution.m();
+      j["seconds"] = seconds;
+      j["peak_rss_mb"] = peak_rss_mb();
+      j["dense_cost_matrix_gb"] = dense_gb;
+      print_json(j);
     } else {
       std::printf(
           "color transfer %s (%lld px) -> %s (%lld px)\n"

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -80,11 +81,18 @@ ProgressCallback ProgressBar::callback() {
         info.total > 0 ? static_cast<double>(info.done) / static_cast<double>(info.total) : 0.0;
     const int width = 30;
     const int filled = static_cast<int>(frac * width);
-    std::fprintf(stderr, "\r%.*s [%s%s] %lld/%lld  %.1fs", static_cast<int>(info.stage.size()),
+    // Solvers with a schedule say where they are: epsilon and the latest error estimate.
+    char extra[64] = "";
+    if (std::isfinite(info.epsilon) && std::isfinite(info.error)) {
+      std::snprintf(extra, sizeof extra, "  eps %.2e  error %.2e", info.epsilon, info.error);
+    } else if (std::isfinite(info.epsilon)) {
+      std::snprintf(extra, sizeof extra, "  eps %.2e", info.epsilon);
+    }
+    std::fprintf(stderr, "\r%.*s [%s%s] %lld/%lld  %.1fs%s  ", static_cast<int>(info.stage.size()),
                  info.stage.data(), std::string(static_cast<std::size_t>(filled), '#').c_str(),
                  std::string(static_cast<std::size_t>(width - filled), '.').c_str(),
                  static_cast<long long>(info.done), static_cast<long long>(info.total),
-                 seconds_since(start_));
+                 seconds_since(start_), extra);
     if (info.done >= info.total) {  // end the bar's line before anything else is printed
       std::fputc('\n', stderr);
       drawn_ = false;
@@ -94,18 +102,35 @@ ProgressCallback ProgressBar::callback() {
   };
 }
 
-void rethrow_with_cli_names(const InvalidInput& e,
-                            std::initializer_list<std::pair<const char*, const char*>> names) {
+namespace {
+
+[[noreturn]] void rename(const InvalidInput& e, const std::string& core, const std::string& cli) {
   const std::string what = e.what();
-  for (const auto& [core, cli] : names) {
-    const std::string prefix = std::string(core) + ": ";
-    if (what.rfind(prefix, 0) == 0) {
-      const std::string message =
-          std::string(cli) + " (" + core + "): " + what.substr(prefix.size());
-      if (dynamic_cast<const InvalidType*>(&e)) throw InvalidType(message);
-      throw InvalidInput(message);
-    }
-  }
+  const std::string message = cli + " (" + core + "): " + what.substr(core.size() + 2);
+  if (dynamic_cast<const InvalidType*>(&e)) throw InvalidType(message);
+  throw InvalidInput(message);
+}
+
+bool names(const std::string& what, const std::string& core) {
+  return what.rfind(core + ": ", 0) == 0;
+}
+
+}  // namespace
+
+void rethrow_with_cli_names(const InvalidInput& e,
+                            std::initializer_list<std::pair<const char*, const char*>> names_) {
+  for (const auto& [core, cli] : names_)
+    if (names(e.what(), core)) rename(e, core, cli);
+  throw;
+}
+
+void rethrow_with_cli_names(const InvalidInput& e,
+                            const std::vector<std::pair<std::string, std::string>>& described,
+                            std::initializer_list<std::pair<const char*, const char*>> names_) {
+  for (const auto& [core, cli] : names_)
+    if (names(e.what(), core)) rename(e, core, cli);
+  for (const auto& [core, cli] : described)
+    if (names(e.what(), core)) rename(e, core, cli);
   throw;
 }
 
@@ -130,13 +155,22 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void warn_not_converged(double marginal_error, double marginal_tol) {
-  std::fprintf(stderr,
-               "birkhoff: warning: not converged: marginal error %.3g > %.3g. The annealed "
-               "schedule does one sweep per epsilon; anneal more slowly (--scaling closer to 1) "
-               "or run a fixed epsilon to convergence (--schedule alternating --iterations N "
-               "--tolerance T)\n",
-               marginal_error, marginal_tol);
+void warn_not_converged(const transport::SinkhornReport& r, double marginal_tol) {
+  std::string why;
+  if (r.schedule == "geomloss") {
+    why =
+        "after the GeomLoss schedule (one sweep per epsilon); use the default --schedule "
+        "converge, or anneal more slowly (--scaling closer to 1)";
+  } else if (r.budget_exhausted) {
+    why = "when the budget of --max-iter iterations at the final epsilon ran out";
+  } else if (r.stalled) {
+    why = "the error stopped improving at the final epsilon (the floor of the " + r.working_dtype +
+          " arithmetic); use float64 points or a larger --blur";
+  } else {
+    why = "truncation bound " + std::to_string(r.truncation_bound);
+  }
+  std::fprintf(stderr, "birkhoff: warning: not converged: marginal error %.3g > %.3g %s\n",
+               r.marginal_error, marginal_tol, why.c_str());
 }
 
 double peak_rss_mb() { return static_cast<double>(peak_rss_bytes()) / 1e6; }

@@ -11,6 +11,7 @@
 
 #include "birkhoff/core/progress.hpp"
 #include "birkhoff/io/npy.hpp"
+#include "birkhoff/transport/solution.hpp"
 
 namespace birkhoff::cli {
 
@@ -50,6 +51,11 @@ class ProgressBar {
 /// the user typed SOURCE; `names` maps core names to CLI names. Call from a catch block.
 [[noreturn]] void rethrow_with_cli_names(
     const InvalidInput& e, std::initializer_list<std::pair<const char*, const char*>> names);
+/// The same with names from a description (cli/describe.hpp: flag_names<S>()), tried after
+/// `names`.
+[[noreturn]] void rethrow_with_cli_names(
+    const InvalidInput& e, const std::vector<std::pair<std::string, std::string>>& described,
+    std::initializer_list<std::pair<const char*, const char*>> names = {});
 
 /// Fails early, naming `option`, when `path` cannot be created or written.
 void check_writable(const std::string& path, const std::string& option);
@@ -60,8 +66,9 @@ void note_conversions(const std::map<std::string, std::string>& converted, bool 
 
 /// Seconds since `start`.
 double seconds_since(std::chrono::steady_clock::time_point start);
-/// The warning printed when a solve ends with marginal_error > marginal_tol (or NaN).
-void warn_not_converged(double marginal_error, double marginal_tol);
+/// The warning printed when a solve ends with marginal_error > marginal_tol (or NaN): which
+/// budget ran out and how far it got.
+void warn_not_converged(const transport::SinkhornReport& report, double marginal_tol);
 
 /// Peak RSS of this process in MB (10^6 bytes).
 double peak_rss_mb();

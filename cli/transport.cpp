@@ -1,4 +1,5 @@
 // `birkhoff transport SOURCE TARGET`: entropic OT between two .npy point clouds.
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -8,28 +9,29 @@
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/io/npy.hpp"
 #include "birkhoff/io/npz.hpp"
+#include "birkhoff/transport/describe.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
 #include "commands.hpp"
 #include "common.hpp"
+#include "describe.hpp"
 
 namespace birkhoff::cli {
 namespace {
 
+// The problem's arguments; the solver's come from their description (transport/describe.hpp).
 struct TransportArgs {
-  std::string source, target, weights_a, weights_b, output, schedule = "symmetric";
-  double blur = 0.05, scaling = 0.5;
-  std::optional<double> tolerance, reach, diameter;
-  int iterations = 0, threads = 0, check_every = 5;
+  std::string source, target, weights_a, weights_b, output;
+  double blur = 0.05;
+  std::optional<double> reach;
   bool debias = false, half_cost = false, json = false, quiet = false, map = false,
-       gradient = false, no_extrapolation = false;
+       gradient = false;
+  transport::SinkhornOptions options;
 };
 
 template <class T>
 void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym,
          std::map<std::string, std::string> converted) {
   const auto start = std::chrono::steady_clock::now();
-  require(args.schedule == "symmetric" || args.schedule == "alternating", "--schedule",
-          "must be symmetric or alternating");
   std::vector<T> a, b;
   if (!args.weights_a.empty()) a = load_vector<T>(args.weights_a, "--weights-a", converted);
   if (!args.weights_b.empty()) b = load_vector<T>(args.weights_b, "--weights-b", converted);
@@ -41,18 +43,11 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym,
       args.half_cost ? transport::Cost::HalfSqEuclidean : transport::Cost::SqEuclidean);
   problem.a = a;
   problem.b = b;
+  require(args.blur > 0 && std::isfinite(args.blur), "--blur",
+          "must be a positive number, got " + std::to_string(args.blur));
   problem.epsilon = args.blur * args.blur;
   problem.marginals = transport::marginals_from_reach(args.reach, args.reach);
-  transport::SinkhornOptions o;
-  o.scaling = args.scaling;
-  o.diameter = args.diameter;
-  o.iterations = args.iterations;
-  o.tol = args.tolerance;
-  o.check_every = args.check_every;
-  o.num_threads = args.threads;
-  o.last_extrapolation = !args.no_extrapolation;
-  o.update = args.schedule == "alternating" ? transport::Update::Alternating
-                                            : transport::Update::Symmetric;
+  transport::SinkhornOptions o = args.options;
   ProgressBar bar(args.quiet || args.json);
   o.progress = bar.callback();
 
@@ -83,22 +78,18 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym,
     npz.close();
   }
   const double seconds = seconds_since(start);
-  if (!r.converged) warn_not_converged(r.marginal_error, o.marginal_tol);
+  if (!r.converged) warn_not_converged(r, o.marginal_tol);
   if (args.json) {
-    print_json({{"loss", loss},
-                {"transport_cost", r.transport_cost},
-                {"epsilon", r.epsilon},
-                {"iterations", r.iterations},
-                {"converged", r.converged},
-                {"stopped_early", r.stopped_early},
-                {"marginal_error", r.marginal_error},
-                {"n", xm.rows},
-                {"m", ym.rows},
-                {"d", xm.cols},
-                {"dtype", xm.is_double() ? "float64" : "float32"},
-                {"converted", converted},
-                {"seconds", seconds},
-                {"peak_rss_mb", peak_rss_mb()}});
+    auto j = to_json(r);
+    j["loss"] = loss;
+    j["n"] = xm.rows;
+    j["m"] = ym.rows;
+    j["d"] = xm.cols;
+    j["dtype"] = xm.is_double() ? "float64" : "float32";
+    j["converted"] = converted;
+    j["seconds"] = seconds;
+    j["peak_rss_mb"] = peak_rss_mb();
+    print_json(j);
   } else {
     std::printf(
         "%s %.9g  transport cost %.9g  epsilon %.3g  iterations %d  marginal error %.3g  %.3f s  "
@@ -124,25 +115,12 @@ void add_transport_command(CLI::App& app) {
                   "target weights b, .npy (m,); default uniform 1/m");
   cmd->add_option("--blur", args->blur, "final blur; epsilon = blur^2 in cost units")
       ->capture_default_str();
-  cmd->add_option("--scaling", args->scaling, "ratio between successive blurs, in (0, 1)")
-      ->capture_default_str();
-  cmd->add_option("--diameter", args->diameter,
-                  "start of the epsilon schedule (default: bounding box diagonal)");
-  cmd->add_option("--iterations", args->iterations,
-                  "fixed number of iterations at epsilon = blur^2, no annealing");
-  cmd->add_option("--tolerance", args->tolerance,
-                  "stop when the potentials move less than this (cost units)");
-  cmd->add_option("--check-every", args->check_every, "iterations between two tolerance checks")
-      ->capture_default_str();
   cmd->add_option("--reach", args->reach, "unbalanced OT: marginal penalty rho = reach^2");
   cmd->add_flag("--debias", args->debias,
                 "debiased Sinkhorn divergence OT(a,b) - OT(a,a)/2 - OT(b,b)/2");
   cmd->add_flag("--half-cost", args->half_cost,
                 "cost |x - y|^2 / 2 (GeomLoss p = 2) instead of |x - y|^2");
-  cmd->add_flag("--no-extrapolation", args->no_extrapolation, "skip the last extrapolation sweep");
-  cmd->add_option("--schedule", args->schedule, "symmetric (GeomLoss) or alternating (OTT)")
-      ->capture_default_str();
-  cmd->add_option("--threads", args->threads, "OpenMP threads (0 = all cores)");
+  add_options(cmd, args->options);
   cmd->add_option("--output", args->output, "write f, g (and --map, --gradient) to this .npz");
   cmd->add_flag("--map", args->map, "with --output: also the barycentric map (n, d)");
   cmd->add_flag("--gradient", args->gradient,
@@ -170,19 +148,14 @@ void add_transport_command(CLI::App& app) {
         run<float>(*args, x, y, converted);
       }
     } catch (const InvalidInput& e) {
-      rethrow_with_cli_names(e, {{"x", "SOURCE"},
-                                 {"y", "TARGET"},
-                                 {"a", "--weights-a"},
-                                 {"b", "--weights-b"},
-                                 {"epsilon", "--blur"},
-                                 {"scaling", "--scaling"},
-                                 {"reach_a", "--reach"},
-                                 {"reach_b", "--reach"},
-                                 {"diameter", "--diameter"},
-                                 {"iterations", "--iterations"},
-                                 {"check_every", "--check-every"},
-                                 {"tol", "--tolerance"},
-                                 {"num_threads", "--threads"}});
+      rethrow_with_cli_names(e, flag_names<transport::SinkhornOptions>(),
+                             {{"x", "SOURCE"},
+                              {"y", "TARGET"},
+                              {"a", "--weights-a"},
+                              {"b", "--weights-b"},
+                              {"epsilon", "--blur"},
+                              {"reach_a", "--reach"},
+                              {"reach_b", "--reach"}});
     }
   });
 }

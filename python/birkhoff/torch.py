@@ -88,6 +88,7 @@ class _Settings:
         hvp_max_iter=300,
         hvp_rtol=1e-6,
         labels=None,
+        schedule="auto",
     ):
         if not (isinstance(blur, (int, float)) and blur > 0):
             raise ValueError(f"blur: must be a positive number, got {blur!r}")
@@ -104,6 +105,7 @@ class _Settings:
         self.hvp_max_iter = int(hvp_max_iter)
         self.hvp_rtol = float(hvp_rtol)
         self.labels = labels  # (x_labels, y_labels, table, weight) or None
+        self.schedule = str(schedule)
 
     def solve(self, x, y, a, b):
         """Runs the native solver on detached contiguous tensors (shared, not copied)."""
@@ -130,6 +132,7 @@ class _Settings:
             table,
             float(weight),
             self.num_threads,
+            self.schedule,
         )
 
 
@@ -399,6 +402,8 @@ class SamplesLoss(torch.nn.Module):
             num_threads=num_threads,
             hvp_max_iter=hvp_max_iter,
             hvp_rtol=hvp_rtol,
+            # GeomLoss's one sweep per epsilon: SamplesLoss's values are GeomLoss's.
+            schedule="geomloss",
         )
 
     def forward(self, *args, x_batch=None, y_batch=None):

@@ -43,7 +43,12 @@ class SinkhornResult:
         transport_cost (float): <P, C> for the plan built from (f, g).
         epsilon (float): the final epsilon (cost units).
         iterations (int): Sinkhorn sweeps performed.
-        converged (bool): whether ``marginal_error <= marginal_tol``.
+        converged (bool): whether ``marginal_error <= marginal_tol`` (and, multiscale, the
+            truncation bound within epsilon * marginal_tol).
+        backend (str): "dense" or "multiscale"; ``report`` says why and gives the levels.
+        truncation_bound (float): largest certified error (cost units) of a truncated update
+            at the final epsilon; 0 for the dense backend.
+        kept_fraction (float): pairs evaluated per pass / (n m) at the final epsilon.
         marginal_error (float): relative L1 violation of the hard marginal constraints,
             max(|P1 - a|_1 / |a|_1, |P^T 1 - b|_1 / |b|_1).
     """
@@ -62,6 +67,21 @@ class SinkhornResult:
     stopped_early = property(lambda self: self._native.stopped_early)
     marginal_error = property(lambda self: self._native.marginal_error)
     errors = property(lambda self: np.asarray(self._native.errors))
+
+    @property
+    def report(self):
+        """dict: how the solve went.
+
+        Keys: schedule, backend and backend_reason, acceleration, truncation_bound (cost
+        units; 0 for dense), kept_fraction, budget_exhausted, levels (list of dicts: name,
+        epsilon_start, epsilon_end, iterations, kept_fraction) and marginal_errors (the
+        estimate after each iteration at the final epsilon).
+        """
+        return self._native.report
+
+    backend = property(lambda self: self._native.report["backend"])
+    truncation_bound = property(lambda self: self._native.report["truncation_bound"])
+    kept_fraction = property(lambda self: self._native.report["kept_fraction"])
 
     @property
     def f_aa(self):
@@ -154,6 +174,11 @@ def sinkhorn(
     reach_a=None,
     reach_b=None,
     diameter=None,
+    schedule="auto",
+    backend="auto",
+    max_iter=20000,
+    acceleration="over-relaxation",
+    block_size=32,
     epsilons=None,
     iterations=0,
     update="symmetric",
@@ -185,18 +210,32 @@ def sinkhorn(
         reach: unbalanced OT on both sides; rho = reach**2 (default None: balanced).
         reach_a: the reach of the source side alone (default: ``reach``).
         reach_b: the reach of the target side alone (default: ``reach``).
-        diameter: start of the schedule (default: bounding-box diagonal of x and y).
-        epsilons: explicit list of epsilons (cost units), replacing blur/scaling.
-        iterations: when > 0, this many iterations at epsilon = blur**2 without annealing.
-        update: "symmetric" (GeomLoss, averaged) or "alternating" (OTT, Gauss-Seidel).
-        last_extrapolation: symmetric only: a final full sweep (exact gradients).
+        diameter: start of the schedule (default: bounding-box diagonal of the points that
+            carry weight).
+        schedule: "converge" (epsilon-scaling, then iterations at the final epsilon until the
+            plan's marginal error is within ``marginal_tol``: a converged answer), "geomloss"
+            (one sweep per epsilon, GeomLoss's values; what SamplesLoss computes), or "auto"
+            (default): converge, unless ``iterations`` or ``epsilons`` are given.
+        backend: "dense" (every pair), "multiscale" (blocks of nearby points, a coarse solve on
+            their centroids, then block-sparse passes with a certified truncation bound; for
+            low dimensions and small blur), or "auto" (default; the report says which and why).
+        max_iter: converge schedule: the budget of iterations at the final epsilon.
+        acceleration: converge schedule: "over-relaxation" (default), "anderson" or "none".
+        block_size: multiscale: points per block (a multiple of 16).
+        epsilons: GeomLoss schedule: explicit epsilons (cost units), replacing blur/scaling.
+        iterations: GeomLoss schedule: when > 0, this many iterations at epsilon = blur**2
+            without annealing.
+        update: GeomLoss schedule: "symmetric" (averaged) or "alternating" (Gauss-Seidel).
+        last_extrapolation: GeomLoss schedule, symmetric: a final full sweep (exact gradients).
         tol: with ``iterations`` (or ``epsilons``): stop once the potentials move less than
             tol (cost units) over ``check_every`` iterations at the final epsilon.
         check_every: iterations between two convergence checks.
-        marginal_tol: ``converged`` means marginal_error <= marginal_tol.
+        marginal_tol: ``converged`` means marginal_error <= marginal_tol (and a multiscale
+            truncation bound within epsilon * marginal_tol).
         num_threads: OpenMP threads, 0 = OpenMP's default (OMP_NUM_THREADS, else all cores).
             Results do not depend on it.
-        progress: True for a progress bar, or a callable(stage, done, total).
+        progress: True for a progress bar (epsilon and marginal error shown), or a
+            callable(stage, done, total).
         warn: issue a RuntimeWarning when not converged.
 
     Returns:
@@ -246,18 +285,37 @@ def sinkhorn(
             as_int(num_threads, "num_threads", 0, 4096),
             bool(debias),
             progress_callback(progress),
+            str(schedule),
+            str(backend),
+            as_int(max_iter, "max_iter", 1),
+            str(acceleration),
+            as_int(block_size, "block_size"),
         )
     result = SinkhornResult(native, x, y)
     if warn and not result.converged:
         warnings.warn(
-            f"Sinkhorn not converged: marginal error {result.marginal_error:.3g} > "
-            f"{marginal_tol:g}. The annealed schedule does one sweep per epsilon: anneal more "
-            "slowly (scaling closer to 1) or run a fixed epsilon to convergence "
-            "(update='alternating', iterations=N, tol=T)",
+            _not_converged(result.report, result.marginal_error, marginal_tol),
             RuntimeWarning,
             stacklevel=2,
         )
     return result
+
+
+def _not_converged(report, error, tol):
+    """The warning for a solve that missed marginal_tol: which budget ran out, how far it got."""
+    head = f"Sinkhorn not converged: marginal error {error:.3g} > {tol:g}"
+    if report["schedule"] == "geomloss":
+        return (
+            f"{head} after the GeomLoss schedule (one sweep per epsilon); use the default "
+            "schedule='converge', or anneal more slowly (scaling closer to 1)"
+        )
+    if report["budget_exhausted"]:
+        return f"{head} when the budget of max_iter iterations at the final epsilon ran out"
+    if report["stalled"]:
+        return (f"{head}: the error stopped improving at the final epsilon (the floor of the "
+                f"{report['working_dtype']} arithmetic); use float64 points or a larger blur")
+    bound = report["truncation_bound"]
+    return f"{head} (multiscale truncation bound {bound:.3g})"
 
 
 def sinkhorn_divergence(x, y, a=None, b=None, **kwargs) -> SinkhornResult:
@@ -326,7 +384,7 @@ class SamplesLoss:
             diameter=self.diameter,
             num_threads=self.num_threads,
             warn=False,
-            **self.kwargs,
+            **{"schedule": "geomloss", **self.kwargs},
         )
         if self.potentials:
             if self.debias:

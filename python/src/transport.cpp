@@ -26,15 +26,51 @@ nb::ndarray<nb::numpy, T> copy_vector(std::span<const T> v) {
   return to_numpy(std::vector<T>(v.begin(), v.end()), {v.size()});
 }
 
+nb::dict report_dict(const transport::SinkhornReport& r) {
+  nb::dict d;
+  d["schedule"] = r.schedule;
+  d["backend"] = r.backend;
+  d["backend_reason"] = r.backend_reason;
+  d["acceleration"] = r.acceleration;
+  d["budget_exhausted"] = r.budget_exhausted;
+  d["stalled"] = r.stalled;
+  d["working_dtype"] = r.working_dtype;
+  d["truncation_bound"] = r.truncation_bound;
+  d["kept_fraction"] = r.kept_fraction;
+  d["marginal_errors"] = r.marginal_errors;
+  nb::list levels;
+  for (const auto& l : r.levels) {
+    nb::dict e;
+    e["name"] = l.name;
+    e["epsilon_start"] = l.epsilon_start;
+    e["epsilon_end"] = l.epsilon_end;
+    e["iterations"] = l.iterations;
+    e["kept_fraction"] = l.kept_fraction;
+    levels.append(e);
+  }
+  d["levels"] = levels;
+  return d;
+}
+
 template <class T>
 Solved<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b, bool half_cost,
                 std::optional<double> reach_a, std::optional<double> reach_b, double epsilon,
                 double scaling, std::optional<double> diameter, std::vector<double> epsilons,
                 int iterations, const std::string& update, bool last_extrapolation,
                 std::optional<double> tol, int check_every, double marginal_tol, int num_threads,
-                bool debias, nb::object progress) {
+                bool debias, nb::object progress, const std::string& schedule,
+                const std::string& backend, int max_iter, const std::string& acceleration,
+                int block_size) {
   require(update == "symmetric" || update == "alternating", "update",
           "must be 'symmetric' or 'alternating', got '" + update + "'");
+  require(schedule == "auto" || schedule == "converge" || schedule == "geomloss", "schedule",
+          "must be 'auto', 'converge' or 'geomloss', got '" + schedule + "'");
+  require(backend == "auto" || backend == "dense" || backend == "multiscale", "backend",
+          "must be 'auto', 'dense' or 'multiscale', got '" + backend + "'");
+  require(acceleration == "none" || acceleration == "over-relaxation" ||
+              acceleration == "anderson",
+          "acceleration",
+          "must be 'none', 'over-relaxation' or 'anderson', got '" + acceleration + "'");
   const auto xv = matrix(x, "x"), yv = matrix(y, "y");
   OtProblem<T> problem;
   problem.a = vector_view(a, "a");
@@ -54,6 +90,17 @@ Solved<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b
   o.marginal_tol = marginal_tol;
   o.num_threads = num_threads;
   o.progress = progress_with_signals(progress);
+  o.schedule = schedule == "converge"   ? transport::Schedule::Converge
+               : schedule == "geomloss" ? transport::Schedule::GeomLoss
+                                        : transport::Schedule::Auto;
+  o.backend = backend == "dense"        ? transport::Backend::Dense
+              : backend == "multiscale" ? transport::Backend::Multiscale
+                                        : transport::Backend::Auto;
+  o.max_iter = max_iter;
+  o.acceleration = acceleration == "none"       ? transport::Acceleration::None
+                   : acceleration == "anderson" ? transport::Acceleration::Anderson
+                                                : transport::Acceleration::OverRelaxation;
+  o.block_size = block_size;
   Solved<T> s;
   {
     nb::gil_scoped_release release;
@@ -119,6 +166,7 @@ void bind(nb::module_& m, const char* name) {
       .def_prop_ro("stopped_early", [](const S& s) { return s.xy.report().stopped_early; })
       .def_prop_ro("marginal_error", [](const S& s) { return s.xy.report().marginal_error; })
       .def_prop_ro("errors", [](const S& s) { return s.xy.report().errors; })
+      .def_prop_ro("report", [](const S& s) { return report_dict(s.xy.report()); })
       .def_prop_ro("debias", [](const S& s) { return s.div.has_value(); })
       .def(
           "apply", [](const S& s, In<T> v) { return apply(s, v, false); }, nb::arg("v"))
@@ -164,7 +212,9 @@ void bind(nb::module_& m, const char* name) {
         nb::arg("epsilon"), nb::arg("scaling"), nb::arg("diameter").none(), nb::arg("epsilons"),
         nb::arg("iterations"), nb::arg("update"), nb::arg("last_extrapolation"),
         nb::arg("tol").none(), nb::arg("check_every"), nb::arg("marginal_tol"),
-        nb::arg("num_threads"), nb::arg("debias"), nb::arg("progress").none());
+        nb::arg("num_threads"), nb::arg("debias"), nb::arg("progress").none(),
+        nb::arg("schedule") = "auto", nb::arg("backend") = "auto", nb::arg("max_iter") = 20000,
+        nb::arg("acceleration") = "over-relaxation", nb::arg("block_size") = 32);
 }
 
 }  // namespace

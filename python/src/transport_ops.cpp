@@ -36,7 +36,9 @@ OtSolve<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> 
                  double scaling, std::optional<double> diameter, int iterations,
                  std::optional<double> tol, bool debias, std::optional<In<std::int64_t>> x_labels,
                  std::optional<In<std::int64_t>> y_labels, std::optional<In<double>> label_cost,
-                 double label_weight, int num_threads) {
+                 double label_weight, int num_threads, const std::string& schedule) {
+  require(schedule == "auto" || schedule == "converge" || schedule == "geomloss", "schedule",
+          "must be 'auto', 'converge' or 'geomloss', got '" + schedule + "'");
   const auto xv = matrix(x, "x"), yv = matrix(y, "y");
   transport::OtProblem<T> problem;
   problem.a = vector_view(a, "a");
@@ -49,6 +51,9 @@ OtSolve<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> 
   o.iterations = iterations;
   o.tol = tol;
   o.num_threads = num_threads;
+  o.schedule = schedule == "converge"   ? transport::Schedule::Converge
+               : schedule == "geomloss" ? transport::Schedule::GeomLoss
+                                        : transport::Schedule::Auto;
   o.progress = progress_with_signals(nb::none());
   const Cost cost = half_cost ? Cost::HalfSqEuclidean : Cost::SqEuclidean;
   std::optional<transport::LabelCost> labels;
@@ -205,7 +210,7 @@ void bind(nb::module_& m, const char* name) {
         nb::arg("epsilon"), nb::arg("scaling"), nb::arg("diameter").none(), nb::arg("iterations"),
         nb::arg("tol").none(), nb::arg("debias"), nb::arg("x_labels").none(),
         nb::arg("y_labels").none(), nb::arg("label_cost").none(), nb::arg("label_weight"),
-        nb::arg("num_threads"));
+        nb::arg("num_threads"), nb::arg("schedule") = "auto");
 
   m.def(
       "c_transform",

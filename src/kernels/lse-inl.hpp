@@ -232,25 +232,39 @@ void RowLseImpl(const LseArgs<T>& a) {
   const std::int64_t dv = a.values ? a.dv : 0;
   const std::int64_t dm = dv && a.mod_x ? a.dm : 0;
   const std::int64_t labels = kLabels ? a.num_labels : 0;
-  const std::int64_t block_rows = kPanels * P;
+  // Dense: blocks of kPanels panels, every column. Block-sparse: the caller's row groups, each
+  // with its own column ranges.
+  const bool sparse = a.row_block > 0;
+  const std::int64_t block_rows = sparse ? a.row_block : kPanels * P;
+  const std::int64_t max_panels = (block_rows + P - 1) / P;
   const std::int64_t blocks = (a.n + block_rows - 1) / block_rows;
   // L2 chunk: about 128 KiB of y rows (and values), at least one tile.
   const std::int64_t row_bytes = static_cast<std::int64_t>(sizeof(T)) * (dim + dv + dm);
   const std::int64_t chunk = std::max<std::int64_t>(
       kTile, (131072 / std::max<std::int64_t>(row_bytes, 1)) / kTile * kTile);
-  const int threads = PassThreads(a.num_threads, blocks, a.n * a.m * (dim + dv + dm + 8));
+  // The columns a row reads on average, for the thread count.
+  std::int64_t cols_read = a.m;
+  if (sparse) {
+    std::int64_t total = 0;
+    for (std::int64_t b = 0; b < blocks; ++b)
+      for (std::int64_t k = a.range_ptr[b]; k < a.range_ptr[b + 1]; ++k)
+        total += a.ranges[2 * k + 1] - a.ranges[2 * k];
+    cols_read = blocks > 0 ? total / blocks : 0;
+  }
+  const int threads = PassThreads(a.num_threads, blocks, a.n * cols_read * (dim + dv + dm + 8));
+  const std::int64_t dense_range[2] = {0, a.m};
 
 #pragma omp parallel num_threads(threads)
   {
-    auto packed = Allocate<T>(kPanels * P * dim);
+    auto packed = Allocate<T>(max_panels * P * dim);
     auto logits = Allocate<T>(kTile * P);
-    auto max = Allocate<T>(kPanels * P);
-    auto sum = Allocate<T>(kPanels * P);
-    auto values = Allocate<T>(kPanels * dv * P);
+    auto max = Allocate<T>(max_panels * P);
+    auto sum = Allocate<T>(max_panels * P);
+    auto values = Allocate<T>(max_panels * dv * P);
     // Per panel, the label bias of its rows against every label: a column's bias is then one
     // vector load (row r, label v -> panel_labels[(p * labels + v) * P + r]).
-    auto panel_labels = Allocate<T>(kPanels * labels * P);
-    auto packed_mod = Allocate<T>(kPanels * P * dm);
+    auto panel_labels = Allocate<T>(max_panels * labels * P);
+    auto packed_mod = Allocate<T>(max_panels * P * dm);
     auto mod = Allocate<T>(dm ? kTile * P : 0);
     auto zeros = Allocate<T>(dm ? kTile : 0);
     if (dm) std::fill_n(zeros.get(), kTile, T(0));
@@ -275,26 +289,29 @@ void RowLseImpl(const LseArgs<T>& a) {
       std::fill_n(sum.get(), panels * P, T(0));
       std::fill_n(values.get(), panels * dv * P, T(0));
 
-      for (std::int64_t c0 = 0; c0 < a.m; c0 += chunk) {
-        const std::int64_t c1 = std::min(a.m, c0 + chunk);
-        for (std::int64_t p = 0; p < panels; ++p) {
-          const T* panel = packed.get() + p * dim * P;
-          const T* lab = kLabels ? panel_labels.get() + p * labels * P : nullptr;
-          for (std::int64_t t0 = c0; t0 < c1; t0 += kTile) {
-            const std::int64_t cols = std::min(kTile, c1 - t0);
-            TileLogits<kLabels>(d, panel, a.y + t0 * a.y_stride, a.y_stride, dim, a.bias + t0,
-                                a.scale, lab, kLabels ? a.col_labels + t0 : nullptr, cols,
-                                logits.get());
-            if (dm)
-              TileLogits<false>(d, packed_mod.get() + p * dm * P, a.mod_y + t0 * a.mod_y_stride,
-                                a.mod_y_stride, dm, zeros.get(), T(1), nullptr, nullptr, cols,
-                                mod.get());
-            Epilogue(d, logits.get(), cols, max.get() + p * P, sum.get() + p * P,
-                     dv ? a.values + t0 * dv : nullptr, dv, dm ? mod.get() : nullptr,
-                     values.get() + p * dv * P);
+      const std::int64_t* range = sparse ? a.ranges + 2 * a.range_ptr[b] : dense_range;
+      const std::int64_t range_count = sparse ? a.range_ptr[b + 1] - a.range_ptr[b] : 1;
+      for (std::int64_t q = 0; q < range_count; ++q)
+        for (std::int64_t c0 = range[2 * q]; c0 < range[2 * q + 1]; c0 += chunk) {
+          const std::int64_t c1 = std::min(range[2 * q + 1], c0 + chunk);
+          for (std::int64_t p = 0; p < panels; ++p) {
+            const T* panel = packed.get() + p * dim * P;
+            const T* lab = kLabels ? panel_labels.get() + p * labels * P : nullptr;
+            for (std::int64_t t0 = c0; t0 < c1; t0 += kTile) {
+              const std::int64_t cols = std::min(kTile, c1 - t0);
+              TileLogits<kLabels>(d, panel, a.y + t0 * a.y_stride, a.y_stride, dim, a.bias + t0,
+                                  a.scale, lab, kLabels ? a.col_labels + t0 : nullptr, cols,
+                                  logits.get());
+              if (dm)
+                TileLogits<false>(d, packed_mod.get() + p * dm * P, a.mod_y + t0 * a.mod_y_stride,
+                                  a.mod_y_stride, dm, zeros.get(), T(1), nullptr, nullptr, cols,
+                                  mod.get());
+              Epilogue(d, logits.get(), cols, max.get() + p * P, sum.get() + p * P,
+                       dv ? a.values + t0 * dv : nullptr, dv, dm ? mod.get() : nullptr,
+                       values.get() + p * dv * P);
+            }
           }
         }
-      }
 
       for (std::int64_t r = 0; r < rows; ++r) {
         const std::int64_t p = r / P, lane = r % P;

@@ -36,6 +36,8 @@ void check(const LseArgs<T>& a) {
   require(a.m == 0 || (a.y && a.y_stride >= a.d && a.bias), "lse.y", "missing or bad stride");
   require(a.n == 0 || (a.row_max && a.row_sum), "lse.row_max", "missing output");
   require(a.dv == 0 || (a.values && a.row_values), "lse.values", "missing values or output");
+  require(a.row_block >= 0, "lse.row_block", "negative");
+  require(a.row_block == 0 || (a.range_ptr && a.ranges), "lse.ranges", "missing block ranges");
   require(a.dm == 0 || (a.mod_x && a.mod_y && a.mod_x_stride >= a.dm && a.mod_y_stride >= a.dm),
           "lse.mod_x", "missing modulation operands or bad stride");
   require(a.num_labels == 0 ||

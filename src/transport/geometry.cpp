@@ -6,6 +6,7 @@
 #include <string>
 
 #include "birkhoff/core/error.hpp"
+#include "birkhoff/transport/problem.hpp"
 
 namespace birkhoff::transport {
 namespace {
@@ -148,8 +149,41 @@ PointCloud<T>::PointCloud(MatrixView<const T> x, MatrixView<const T> y, Cost cos
   data_ = std::move(data);
 }
 
+template <class T>
+double support_diameter(const OtProblem<T>& problem) {
+  const auto& geom = problem.geometry;
+  auto all_positive = [](std::span<const T> w) {
+    return std::all_of(w.begin(), w.end(), [](T v) { return v > 0; });
+  };
+  if (all_positive(problem.a) && all_positive(problem.b)) return geom.diameter();
+  const std::int64_t d = geom.dim();
+  std::vector<double> lo(static_cast<std::size_t>(d), std::numeric_limits<double>::infinity());
+  std::vector<double> hi(lo.size(), -std::numeric_limits<double>::infinity());
+  auto extend = [&](MatrixView<const T> p, std::span<const T> w) {
+    for (std::int64_t i = 0; i < p.rows; ++i) {
+      if (!w.empty() && !(w[static_cast<std::size_t>(i)] > 0)) continue;
+      for (std::int64_t k = 0; k < d; ++k) {
+        lo[static_cast<std::size_t>(k)] =
+            std::min(lo[static_cast<std::size_t>(k)], static_cast<double>(p(i, k)));
+        hi[static_cast<std::size_t>(k)] =
+            std::max(hi[static_cast<std::size_t>(k)], static_cast<double>(p(i, k)));
+      }
+    }
+  };
+  extend(geom.x(), problem.a);
+  extend(geom.y(), problem.b);
+  double s = 0;
+  for (std::int64_t k = 0; k < d; ++k) {
+    const double e = hi[static_cast<std::size_t>(k)] - lo[static_cast<std::size_t>(k)];
+    if (e > 0) s += e * e;
+  }
+  return std::sqrt(s);
+}
+
 template class PointCloud<float>;
 template class PointCloud<double>;
+template double support_diameter(const OtProblem<float>&);
+template double support_diameter(const OtProblem<double>&);
 template double bounding_diameter(MatrixView<const float>, MatrixView<const float>);
 template double bounding_diameter(MatrixView<const double>, MatrixView<const double>);
 

@@ -564,13 +564,13 @@ Gradients<T> implicit_gradient(const Solution<T>& solution, std::span<const T> g
   // balanced): the derivative of the optimality conditions with respect to the weights.
   for (std::int64_t i = 0; i < n; ++i) {
     const auto si = static_cast<std::size_t>(i);
-    const double e = p.policy.row_mass(Axis::X, 1.0, static_cast<double>(p.f[si]));
+    const double e = p.policy.target_mass(Axis::X, 1.0, static_cast<double>(p.f[si]));
     const double pl2_per_a = r2.out_per_weight[si * static_cast<std::size_t>(d + 1)];
     out.a[si] = static_cast<T>(eps * (l1[si] * (e - r1.mass_per_weight[si]) - pl2_per_a));
   }
   for (std::int64_t j = 0; j < m; ++j) {
     const auto sj = static_cast<std::size_t>(j);
-    const double e = p.policy.row_mass(Axis::Y, 1.0, static_cast<double>(p.g[sj]));
+    const double e = p.policy.target_mass(Axis::Y, 1.0, static_cast<double>(p.g[sj]));
     const double ptl1_per_b = c2.out_per_weight[sj * static_cast<std::size_t>(d + 1)];
     out.b[sj] = static_cast<T>(eps * (l2[sj] * (e - c1.mass_per_weight[sj]) - ptl1_per_b));
   }

@@ -94,7 +94,7 @@ void MarginalPolicy::add_weight_gradient(Axis axis, std::span<const T> h, double
   }
 }
 
-double MarginalPolicy::row_mass(Axis axis, double w, double h) const {
+double MarginalPolicy::target_mass(Axis axis, double w, double h) const {
   const auto& reach = reach_[index(axis)];
   return reach ? w * std::exp(-h / (*reach * *reach)) : w;
 }
@@ -104,13 +104,31 @@ double MarginalPolicy::inverse_damping(Axis axis, double eps) const {
   return reach ? 1.0 + eps / (*reach * *reach) : 1.0;
 }
 
+template <class T>
+std::pair<double, double> MarginalPolicy::residual(Axis axis, const std::vector<T>& h,
+                                                   const std::vector<T>& candidate, const T* offset,
+                                                   const T* weights, double eps) const {
+  double diff = 0, total = 0;
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    const double w = weights[i];
+    if (!(w > 0)) continue;
+    const double r = w * std::exp((static_cast<double>(h[i]) - candidate[i]) / eps);
+    const double t = target_mass(axis, w, static_cast<double>(h[i]) + offset[i]);
+    diff += std::abs(r - t);
+    total += t;
+  }
+  return {diff, total};
+}
+
 #define BIRKHOFF_INSTANTIATE(T)                                                                \
   template void MarginalPolicy::update(Axis, std::vector<T>&, const std::vector<T>&, const T*, \
                                        double, double) const;                                  \
   template double MarginalPolicy::value(std::span<const T>, std::span<const T>,                \
                                         std::span<const T>, std::span<const T>, double) const; \
   template void MarginalPolicy::add_weight_gradient(Axis, std::span<const T>, double, double,  \
-                                                    std::vector<T>&) const;
+                                                    std::vector<T>&) const;                    \
+  template std::pair<double, double> MarginalPolicy::residual(                                 \
+      Axis, const std::vector<T>&, const std::vector<T>&, const T*, const T*, double) const;
 BIRKHOFF_INSTANTIATE(float)
 BIRKHOFF_INSTANTIATE(double)
 #undef BIRKHOFF_INSTANTIATE

@@ -6,6 +6,7 @@
 #include <array>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "birkhoff/transport/problem.hpp"
@@ -47,9 +48,18 @@ class MarginalPolicy {
   void add_weight_gradient(Axis axis, std::span<const T> h, double eps, double factor,
                            std::vector<T>& out) const;
 
-  /// The plan's row mass at the optimum on a side, for the point gradient: w_i on a hard side,
-  /// w_i exp(-h_i / rho) on a relaxed one.
-  double row_mass(Axis axis, double w, double h) const;
+  /// The marginal the optimum has on a side, for a point of weight w and standard potential h:
+  /// w on a hard side, w exp(-h / rho) on a relaxed one (the target of marginal_error and the
+  /// row mass of the point gradient).
+  double target_mass(Axis axis, double w, double h) const;
+
+  /// The side's marginal error of the plan built from the potential h before an update, read
+  /// off its candidate: the plan's marginal there is r_i = w_i exp((h_i - cand_i) / eps) (both
+  /// shifted alike). Returns {sum_i |r_i - t_i|, sum_i t_i}, t = target_mass.
+  template <class T>
+  std::pair<double, double> residual(Axis axis, const std::vector<T>& h,
+                                     const std::vector<T>& candidate, const T* offset,
+                                     const T* weights, double eps) const;
 
   /// 1 / lambda = 1 + eps / rho on a relaxed side, 1 on a hard one: the factor by which the
   /// side's block of the dual Hessian exceeds its plan marginal ([flashsinkhorn2026] §7.2).

@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/core/system.hpp"
+#include "birkhoff/transport/anderson.hpp"
+#include "transport/multiscale.hpp"
 #include "transport/solver.hpp"
 #include "transport/state.hpp"
 
@@ -23,10 +27,22 @@ double max_abs_diff(const std::vector<T>& u, const std::vector<T>& v) {
   return e;
 }
 
+// The marginal error that rounding the logits to T leaves: their magnitude reaches about
+// cs D^2 / eps (the folded squared norms over epsilon), each carries half an ulp of it, and a
+// relative error of z in a weight is a relative error of z ln 2 in its mass.
+template <class T>
+double precision_floor(const OtProblem<T>& problem) {
+  const double d = support_diameter(problem);
+  const double cs = cost_scale(problem.geometry.cost());
+  return std::ldexp(1.0, -std::numeric_limits<T>::digits) * cs * d * d / problem.epsilon * kLog2e *
+         kLn2;
+}
+
 }  // namespace
 
 template <class T>
-Solver<T>::Solver(const OtProblem<T>& problem, const SinkhornOptions& options, bool debias)
+Solver<T>::Solver(const OtProblem<T>& problem, const SinkhornOptions& options, bool debias,
+                  Passes<T>* passes)
     : geometry_(problem.geometry),
       marginals_(problem.marginals),
       policy_(problem.marginals),
@@ -42,10 +58,19 @@ Solver<T>::Solver(const OtProblem<T>& problem, const SinkhornOptions& options, b
   b_ = make_weights(problem.b, geometry_.m());
   x_ = x_side(geometry_, a_);
   y_ = y_side(geometry_, b_);
+  if (passes == nullptr) {
+    dense_ = std::make_unique<DensePasses<T>>(x_, y_, kappa_, threads_);
+    passes = dense_.get();
+  }
+  passes_ = passes;
+  geomloss_ =
+      options.schedule == Schedule::GeomLoss ||
+      (options.schedule == Schedule::Auto && (options.iterations > 0 || !options.epsilons.empty()));
   const double diameter =
-      options.diameter.value_or(std::max(geometry_.diameter(), std::sqrt(problem.epsilon)));
+      options.diameter.value_or(std::max(support_diameter(problem), std::sqrt(problem.epsilon)));
+  precision_floor_ = precision_floor(problem);
   // A fixed-epsilon run is stored as one epsilon repeated, not as a list of `iterations`.
-  if (options.iterations > 0 && options.epsilons.empty()) {
+  if (geomloss_ && options.iterations > 0 && options.epsilons.empty()) {
     eps_ = {problem.epsilon};
     repeats_ = options.iterations;
   } else {
@@ -54,18 +79,25 @@ Solver<T>::Solver(const OtProblem<T>& problem, const SinkhornOptions& options, b
 }
 
 template <class T>
+void Solver<T>::warm_start(std::span<const T> f, std::span<const T> g) {
+  fh_ = shifted(f, x_.sqnorm);
+  gh_ = shifted(g, y_.sqnorm);
+  warm_ = true;
+}
+
+template <class T>
 void Solver<T>::sweep(double eps, double w, bool alternating) {
-  softmin(x_, y_, gh_.data(), eps, kappa_, threads_, scratch_, cand_f_);
+  softmin(*passes_, Axis::X, Axis::Y, fh_, gh_, eps, scratch_, cand_f_);
   if (alternating) policy_.update(Axis::X, fh_, cand_f_, x_.sqnorm, eps, w);
-  softmin(y_, x_, fh_.data(), eps, kappa_, threads_, scratch_, cand_g_);
+  softmin(*passes_, Axis::Y, Axis::X, gh_, fh_, eps, scratch_, cand_g_);
   if (!alternating) policy_.update(Axis::X, fh_, cand_f_, x_.sqnorm, eps, w);
   policy_.update(Axis::Y, gh_, cand_g_, y_.sqnorm, eps, w);
   if (debias_) {
     // Self terms are symmetric problems: averaged updates keep f_aa = g_aa ([feydy2019] §3.1).
     const double ws = alternating ? 0.5 : w;
-    softmin(x_, x_, fah_.data(), eps, kappa_, threads_, scratch_, cand_f_);
+    softmin(*passes_, Axis::X, Axis::X, fah_, fah_, eps, scratch_, cand_f_);
     policy_.update(Axis::X, fah_, cand_f_, x_.sqnorm, eps, ws);
-    softmin(y_, y_, gbh_.data(), eps, kappa_, threads_, scratch_, cand_g_);
+    softmin(*passes_, Axis::Y, Axis::Y, gbh_, gbh_, eps, scratch_, cand_g_);
     policy_.update(Axis::Y, gbh_, cand_g_, y_.sqnorm, eps, ws);
   }
 }
@@ -78,15 +110,154 @@ double Solver<T>::change_since(const std::vector<std::vector<T>>& snapshot) cons
 }
 
 template <class T>
+double Solver<T>::alternating_iteration(double eps, double w) {
+  softmin(*passes_, Axis::X, Axis::Y, fh_, gh_, eps, scratch_, cand_f_);
+  const auto [fd, ft] = policy_.residual(Axis::X, fh_, cand_f_, x_.sqnorm, x_.weights, eps);
+  policy_.update(Axis::X, fh_, cand_f_, x_.sqnorm, eps, w);
+  softmin(*passes_, Axis::Y, Axis::X, gh_, fh_, eps, scratch_, cand_g_);
+  const auto [gd, gt] = policy_.residual(Axis::Y, gh_, cand_g_, y_.sqnorm, y_.weights, eps);
+  policy_.update(Axis::Y, gh_, cand_g_, y_.sqnorm, eps, w);
+  double error = std::max(fd / ft, gd / gt);
+  if (debias_) {
+    // Self terms: averaged symmetric updates (they converge in a few steps, [feydy2019] §3.1).
+    softmin(*passes_, Axis::X, Axis::X, fah_, fah_, eps, scratch_, cand_f_);
+    const auto [ad, at] =
+        policy_.self(Axis::X).residual(Axis::X, fah_, cand_f_, x_.sqnorm, x_.weights, eps);
+    policy_.update(Axis::X, fah_, cand_f_, x_.sqnorm, eps, 0.5);
+    softmin(*passes_, Axis::Y, Axis::Y, gbh_, gbh_, eps, scratch_, cand_g_);
+    const auto [bd, bt] =
+        policy_.self(Axis::Y).residual(Axis::Y, gbh_, cand_g_, y_.sqnorm, y_.weights, eps);
+    policy_.update(Axis::Y, gbh_, cand_g_, y_.sqnorm, eps, 0.5);
+    error = std::max({error, ad / at, bd / bt});
+  }
+  ++iterations_;
+  // A NaN (a breakdown of the arithmetic) is reported as such, never as small.
+  return std::isnan(error) ? std::numeric_limits<double>::quiet_NaN() : error;
+}
+
+template <class T>
+void Solver<T>::progress(std::int64_t done, std::int64_t total, double eps, double error) const {
+  ProgressInfo info{"sinkhorn", done, total};
+  info.epsilon = eps;
+  info.error = error;
+  report_progress(options_.progress, info);
+}
+
+template <class T>
 void Solver<T>::run() {
-  fh_.assign(static_cast<std::size_t>(x_.n), T(0));
-  gh_.assign(static_cast<std::size_t>(y_.n), T(0));
-  for (std::size_t i = 0; i < fh_.size(); ++i) fh_[i] = -x_.sqnorm[i];
-  for (std::size_t j = 0; j < gh_.size(); ++j) gh_[j] = -y_.sqnorm[j];
+  if (!warm_) {
+    fh_.assign(static_cast<std::size_t>(x_.n), T(0));
+    gh_.assign(static_cast<std::size_t>(y_.n), T(0));
+    for (std::size_t i = 0; i < fh_.size(); ++i) fh_[i] = -x_.sqnorm[i];
+    for (std::size_t j = 0; j < gh_.size(); ++j) gh_[j] = -y_.sqnorm[j];
+  }
   if (debias_) {
     fah_ = fh_;
     gbh_ = gh_;
   }
+  if (geomloss_) {
+    run_geomloss();
+  } else {
+    run_converge();
+  }
+  // The loop's scratch is not needed any more: give it back before the statistics pass.
+  cand_f_ = {};
+  cand_g_ = {};
+  scratch_ = {};
+}
+
+template <class T>
+void Solver<T>::run_converge() {
+  // Annealing [schmitzer2019]: at each epsilon above the final one, alternating iterations
+  // until the marginal error is at most 1e-2 (or the tolerance, if looser), at most
+  // kLevelMaxIter of them. A level left that close hands the next a warm start that keeps the
+  // final loop short where one sweep per level does not (clouds with sparse tails).
+  constexpr int kLevelMaxIter = 100;
+  const double level_tol = std::max(options_.marginal_tol, 1e-2);
+  const auto anneal = static_cast<std::int64_t>(eps_.size()) - 1;
+  const std::int64_t total = anneal + options_.max_iter;
+  std::int64_t done = 0;
+  for (std::int64_t k = 0; k < anneal; ++k) {
+    epsilon_ = eps_[static_cast<std::size_t>(k)];
+    for (int r = 0; r < kLevelMaxIter; ++r) {
+      const double e = alternating_iteration(epsilon_, 1.0);
+      progress(++done, total, epsilon_, e);
+      if (e <= level_tol) break;
+    }
+  }
+  if (anneal > 0) levels_.push_back({"anneal", eps_.front(), eps_[anneal - 1], iterations_, 1.0});
+  // The final epsilon: iterate to the tolerance. The estimate reads the plan half an update
+  // back, so a stop is confirmed by the exact check of report() (two passes); after a failed
+  // check the estimate must fall by a fifth before the next. An estimate that has not improved
+  // by 1 % in 200 iterations near the arithmetic's floor has stalled: the run stops there. (Far
+  // above the floor a plateau is slow progress, such as mass crossing a gap between clusters.)
+  epsilon_ = eps_.back();
+  const double stop_at = options_.marginal_tol;
+  double check_below = stop_at, best = std::numeric_limits<double>::infinity();
+  int best_at = 0;
+  const bool relax = options_.acceleration == Acceleration::OverRelaxation;
+  const bool anderson = options_.acceleration == Acceleration::Anderson;
+  double omega = 1.0, omega_cap = 1.95;  // the cap falls when relaxation stops helping
+  const int start = iterations_;
+  // Anderson acts on the column potential: g <- G(F(g)) is the fixed-point map.
+  Anderson mixer(anderson ? y_.n : 0, anderson ? 8 : 0);
+  std::vector<double> g_in, g_out;
+  for (int it = 0; it < options_.max_iter; ++it) {
+    if (anderson) g_in.assign(gh_.begin(), gh_.end());
+    const double e = alternating_iteration(epsilon_, omega);
+    if (anderson) {
+      const std::size_t k = marginal_errors_.size();
+      if (k > 0 && !(e < 2.0 * marginal_errors_[k - 1])) mixer.reset();
+      g_out.assign(gh_.begin(), gh_.end());
+      mixer.step(g_in, g_out);
+      for (std::size_t j = 0; j < gh_.size(); ++j) gh_[j] = static_cast<T>(g_in[j]);
+    }
+    marginal_errors_.push_back(e);
+    progress(++done, total, epsilon_, e);
+    if (!(e == e)) break;  // NaN: report() says so
+    if (e <= check_below) {
+      if (report().converged) break;
+      check_below = 0.8 * e;
+    }
+    if (e < 0.99 * best) {
+      best = e;
+      best_at = it;
+    } else if (it - best_at >= 200 && omega > 1.0) {
+      // Relaxation that stopped helping (near the arithmetic's floor it amplifies rounding):
+      // halve its excess and give the run another 200 iterations.
+      omega = 1.0 + 0.5 * (omega - 1.0);
+      if (omega < 1.01) omega = 1.0;
+      omega_cap = omega;
+      best_at = it;
+    } else if (it - best_at >= 200 && best <= 1e4 * precision_floor_) {
+      stalled_ = true;
+      break;
+    }
+    // Over-relaxation [thibault2021], adapted as for SOR: every few iterations the observed
+    // rate lambda under weight w gives the plain rate theta = (lambda + w - 1)^2 / (lambda w^2),
+    // and w becomes 2 / (1 + sqrt(1 - theta)), the optimum for that rate. The excess is halved
+    // when the error grows (a safeguard, not a proof).
+    const std::size_t k = marginal_errors_.size();
+    if (relax && k >= 8 && k % 4 == 0) {
+      const double lambda = std::pow(marginal_errors_[k - 1] / marginal_errors_[k - 5], 0.25);
+      if (lambda < 1.0) {
+        const double theta =
+            (lambda + omega - 1.0) * (lambda + omega - 1.0) / (lambda * omega * omega);
+        if (theta > 0.0 && theta < 1.0 && omega_cap > 1.0)
+          omega = std::max(omega, std::min(omega_cap, 2.0 / (1.0 + std::sqrt(1.0 - theta))));
+      }
+    }
+    if (omega > 1.0 && k >= 2 && marginal_errors_[k - 1] > 1.5 * marginal_errors_[k - 2])
+      omega = 1.0 + 0.5 * (omega - 1.0);
+  }
+  budget_exhausted_ = !stalled_ &&
+                      marginal_errors_.size() == static_cast<std::size_t>(options_.max_iter) &&
+                      !(marginal_errors_.back() <= stop_at);
+  levels_.push_back({"final", epsilon_, epsilon_, iterations_ - start, 1.0});
+}
+
+template <class T>
+void Solver<T>::run_geomloss() {
   const bool alternating = options_.update == Update::Alternating;
   const std::int64_t steps = static_cast<std::int64_t>(eps_.size()) - 1 + repeats_;
   const std::int64_t total = steps + (alternating ? 0 : 2);
@@ -98,7 +269,7 @@ void Solver<T>::run() {
   auto step = [&](double eps, double w) {
     sweep(eps, w, alternating);
     ++iterations_;
-    report_progress(options_.progress, "sinkhorn", ++done, total);
+    progress(++done, total, eps, std::numeric_limits<double>::quiet_NaN());
   };
   // GeomLoss's initial softmin: one plain step from zero potentials at the first epsilon.
   if (!alternating) step(eps_.front(), 1.0);
@@ -132,10 +303,6 @@ void Solver<T>::run() {
     // envelope gradient computed from g_grad the gradient of the returned value.
     step(epsilon_, 1.0);
   }
-  // The loop's scratch is not needed any more: give it back before the statistics pass.
-  cand_f_ = {};
-  cand_g_ = {};
-  scratch_ = {};
 }
 
 template <class T>
@@ -168,13 +335,23 @@ SinkhornReport Solver<T>::report() const {
   const std::int64_t d = x_.d;
   const double eps = epsilon_;
   LseOut<T> out;
-  lse_pass(x_, y_, gh_.data(), eps, kappa_, threads_, out, y_.points, d);
-  double row_err = 0, cost = 0;
+  passes_->lse(Axis::X, Axis::Y, fh_, gh_, eps, out, y_.points, d);
+  // A hard side's target is its weights (total: the mass); a relaxed side's is the marginal
+  // its fixed point has.
+  const bool hard_x = policy_.hard(Axis::X), hard_y = policy_.hard(Axis::Y);
+  double row_err = 0, cost = 0, row_target = 0, col_target = 0;
   for (std::int64_t i = 0; i < x_.n; ++i) {
     const auto si = static_cast<std::size_t>(i);
     const double factor = plan_row_factor(x_, fh_.data(), si, eps, out.max[si]);
     const double mass = factor * out.sum[si];
-    row_err += std::abs(mass - x_.weights[si]);
+    if (hard_x) {
+      row_err += std::abs(mass - x_.weights[si]);
+    } else if (x_.weights[si] > 0) {
+      const double t = policy_.target_mass(Axis::X, x_.weights[si],
+                                           static_cast<double>(fh_[si]) + x_.sqnorm[si]);
+      row_err += std::abs(mass - t);
+      row_target += t;
+    }
     double dot = 0;
     for (std::int64_t k = 0; k < d; ++k)
       dot += static_cast<double>(x_.points[i * d + k]) *
@@ -182,19 +359,25 @@ SinkhornReport Solver<T>::report() const {
     cost += mass * x_.sqnorm[si] - kappa_ * factor * dot;
   }
   out = {};
-  lse_pass(y_, x_, fh_.data(), eps, kappa_, threads_, out);
+  passes_->lse(Axis::Y, Axis::X, gh_, fh_, eps, out);
   double col_err = 0;
   for (std::int64_t j = 0; j < y_.n; ++j) {
     const auto sj = static_cast<std::size_t>(j);
     const double mass = plan_row_factor(y_, gh_.data(), sj, eps, out.max[sj]) * out.sum[sj];
-    col_err += std::abs(mass - y_.weights[sj]);
+    if (hard_y) {
+      col_err += std::abs(mass - y_.weights[sj]);
+    } else if (y_.weights[sj] > 0) {
+      const double t = policy_.target_mass(Axis::Y, y_.weights[sj],
+                                           static_cast<double>(gh_[sj]) + y_.sqnorm[sj]);
+      col_err += std::abs(mass - t);
+      col_target += t;
+    }
     cost += mass * y_.sqnorm[sj];
   }
   if (x_.label_cost) cost += label_transport_cost();
   r.transport_cost = cost;
-  double err = 0;
-  if (policy_.hard(Axis::X)) err = std::max(err, row_err / x_.mass);
-  if (policy_.hard(Axis::Y)) err = std::max(err, col_err / y_.mass);
+  double err = std::max(row_err / (hard_x ? x_.mass : row_target),
+                        col_err / (hard_y ? y_.mass : col_target));
   // A NaN anywhere (a breakdown of the arithmetic) must not pass as converged.
   if (!std::isfinite(row_err) || !std::isfinite(col_err) || !std::isfinite(cost))
     err = std::numeric_limits<double>::quiet_NaN();
@@ -204,6 +387,18 @@ SinkhornReport Solver<T>::report() const {
   r.iterations = iterations_;
   r.stopped_early = stopped_early_;
   r.errors = errors_;
+  r.marginal_errors = marginal_errors_;
+  r.budget_exhausted = budget_exhausted_;
+  r.stalled = stalled_;
+  r.schedule = geomloss_ ? "geomloss" : "converge";
+  r.backend = "dense";
+  r.working_dtype = sizeof(T) == 4 ? "float32" : "float64";
+  r.backend_reason = backend_reason;
+  r.acceleration = geomloss_                                               ? "none"
+                   : options_.acceleration == Acceleration::OverRelaxation ? "over-relaxation"
+                   : options_.acceleration == Acceleration::Anderson       ? "anderson"
+                                                                           : "none";
+  r.levels = levels_;
   return r;
 }
 
@@ -249,9 +444,63 @@ template class Solver<double>;
 
 }  // namespace detail
 
+namespace detail {
+namespace {
+
+// A float32 problem solved in float64 (its points, weights and epsilon; the answer rounded
+// back): for epsilon below what float32 logits resolve to the tolerance.
+Solution<float> solve_in_double(const OtProblem<float>& problem, const SinkhornOptions& options,
+                                const std::string& why) {
+  const auto& g = problem.geometry;
+  const std::vector<double> x(g.x().data, g.x().data + g.n() * g.dim());
+  const std::vector<double> y(g.y().data, g.y().data + g.m() * g.dim());
+  const std::vector<double> a(problem.a.begin(), problem.a.end());
+  const std::vector<double> b(problem.b.begin(), problem.b.end());
+  OtProblem<double> wide{
+      PointCloud<double>({x.data(), g.n(), g.dim()}, {y.data(), g.m(), g.dim()}, g.cost()), a, b,
+      problem.epsilon, problem.marginals};
+  const Solution<double> solved = sinkhorn(wide, options);
+  auto s = std::make_shared<SolutionState<float>>();
+  s->geometry = g;
+  s->marginals = problem.marginals;
+  s->num_threads = options.num_threads;
+  s->a = make_weights(problem.a, g.n());
+  s->b = make_weights(problem.b, g.m());
+  s->f.assign(solved.f().begin(), solved.f().end());
+  s->g.assign(solved.g().begin(), solved.g().end());
+  s->f_grad.assign(solved.f_grad().begin(), solved.f_grad().end());
+  s->g_grad.assign(solved.g_grad().begin(), solved.g_grad().end());
+  s->f_hat = shifted<float>(s->f, g.x_sqnorm().data());
+  s->g_hat = shifted<float>(s->g, g.y_sqnorm().data());
+  s->report = solved.report();
+  s->report.working_dtype = "float64 (" + why + ")";
+  return Solution<float>(std::move(s));
+}
+
+}  // namespace
+}  // namespace detail
+
 template <class T>
 Solution<T> sinkhorn(const OtProblem<T>& problem, const SinkhornOptions& options) {
+  validate(problem, options);
+  if constexpr (std::is_same_v<T, float>) {
+    const bool converge =
+        options.schedule == Schedule::Converge ||
+        (options.schedule == Schedule::Auto && options.iterations == 0 && options.epsilons.empty());
+    const double floor = detail::precision_floor(problem);
+    if (converge && floor > 0.25 * options.marginal_tol) {
+      char why[160];
+      std::snprintf(why, sizeof why,
+                    "float32 logits would leave a marginal error of about %.2g at this epsilon",
+                    floor);
+      return detail::solve_in_double(problem, options, why);
+    }
+  }
+  const auto choice = detail::choose_backend(problem, options, false);
+  if (choice.backend == Backend::Multiscale)
+    return detail::multiscale_sinkhorn(problem, options, choice.reason);
   detail::Solver<T> solver(problem, options, false);
+  solver.backend_reason = choice.reason;
   solver.run();
   return solver.result();
 }
@@ -259,6 +508,8 @@ Solution<T> sinkhorn(const OtProblem<T>& problem, const SinkhornOptions& options
 template <class T>
 DivergenceSolution<T> sinkhorn_divergence(const OtProblem<T>& problem,
                                           const SinkhornOptions& options) {
+  validate(problem, options);
+  detail::choose_backend(problem, options, true);  // refuses what the divergence lacks
   detail::Solver<T> solver(problem, options, true);
   solver.run();
   return solver.divergence();

@@ -1,10 +1,13 @@
 // PRIVATE: the Sinkhorn loop shared by sinkhorn() and sinkhorn_divergence().
 #pragma once
 
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "birkhoff/transport/sinkhorn.hpp"
 #include "transport/marginals.hpp"
+#include "transport/passes.hpp"
 #include "transport/streams.hpp"
 
 namespace birkhoff::transport::detail {
@@ -12,16 +15,29 @@ namespace birkhoff::transport::detail {
 template <class T>
 class Solver {
  public:
-  Solver(const OtProblem<T>& problem, const SinkhornOptions& options, bool debias);
+  /// `passes` (borrowed; default: dense) visits the pairs.
+  Solver(const OtProblem<T>& problem, const SinkhornOptions& options, bool debias,
+         Passes<T>* passes = nullptr);
+  /// Starts from these standard potentials (n), (m) instead of zero.
+  void warm_start(std::span<const T> f, std::span<const T> g);
   void run();
+  /// The report of the current potentials (the plan statistics cost two passes).
+  SinkhornReport report() const;
+  /// Why this backend was chosen (copied into the report).
+  std::string backend_reason;
   /// Moves the potentials out: call once, after run().
   Solution<T> result();
   DivergenceSolution<T> divergence();
 
  private:
+  void run_geomloss();
+  void run_converge();
   void sweep(double eps, double w, bool alternating);
+  /// One Gauss-Seidel iteration (f, then g, then the self terms) with relaxation w; returns
+  /// the marginal error estimate read off the candidates.
+  double alternating_iteration(double eps, double w);
+  void progress(std::int64_t done, std::int64_t total, double eps, double error) const;
   double change_since(const std::vector<std::vector<T>>& snapshot) const;
-  SinkhornReport report() const;
   double label_transport_cost() const;
 
   PointCloud<T> geometry_;
@@ -33,6 +49,9 @@ class Solver {
   int threads_ = 1;
   Weights<T> a_, b_;
   Side<T> x_, y_;
+  std::unique_ptr<Passes<T>> dense_;
+  Passes<T>* passes_ = nullptr;
+  bool warm_ = false;
   std::vector<double> eps_;
   std::int64_t repeats_ = 1;  // how many times the last epsilon of eps_ is used
   // Shifted potentials (f - alpha, g - beta); the *_grad_ copies are the pre-extrapolation ones.
@@ -43,7 +62,12 @@ class Solver {
   double epsilon_ = 0;
   int iterations_ = 0;
   bool stopped_early_ = false;
-  std::vector<double> errors_;
+  bool budget_exhausted_ = false;
+  bool stalled_ = false;
+  double precision_floor_ = 0;  // the marginal error that rounding to T leaves
+  bool geomloss_ = true;
+  std::vector<double> errors_, marginal_errors_;
+  std::vector<LevelReport> levels_;
 };
 
 }  // namespace birkhoff::transport::detail

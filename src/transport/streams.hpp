@@ -98,6 +98,14 @@ struct Modulation {
   std::int64_t dm = 0;
 };
 
+/// Optional block sparsity of a pass (kernels::LseArgs): rows in groups of row_block, each
+/// reading only its column ranges.
+struct BlockRanges {
+  std::int64_t row_block = 0;
+  const std::int64_t* ptr = nullptr;
+  const std::int64_t* ranges = nullptr;
+};
+
 /// Output of one streamed reduction over the columns of `cols` for each row of `rows`.
 template <class T>
 struct LseOut {
@@ -110,7 +118,7 @@ struct LseOut {
 template <class T>
 void lse_pass(const Side<T>& rows, const Side<T>& cols, const T* col_hat, double eps, double kappa,
               int threads, LseOut<T>& out, const T* values = nullptr, std::int64_t dv = 0,
-              const Modulation<T>& mod = {}) {
+              const Modulation<T>& mod = {}, const BlockRanges& sparse = {}) {
   std::vector<T> bias(static_cast<std::size_t>(cols.n));
   // The label term -label_cost / eps joins the logits (base 2) through the kernel's table.
   std::vector<T> label_bias;
@@ -154,20 +162,10 @@ void lse_pass(const Side<T>& rows, const Side<T>& cols, const T* col_hat, double
     args.mod_y_stride = mod.dm;
     args.dm = mod.dm;
   }
+  args.row_block = sparse.row_block;
+  args.range_ptr = sparse.ptr;
+  args.ranges = sparse.ranges;
   kernels::row_lse(args);
-}
-
-/// Soft c-transform in shifted form: out_hat_i = -eps ln2 (M_i + log2 S_i), i.e. the undamped
-/// candidate F_hat of [flashsinkhorn2026] §2.5 (standard potential F = F_hat + alpha).
-template <class T>
-void softmin(const Side<T>& rows, const Side<T>& cols, const T* col_hat, double eps, double kappa,
-             int threads, LseOut<T>& scratch, std::vector<T>& out_hat) {
-  lse_pass(rows, cols, col_hat, eps, kappa, threads, scratch);
-  out_hat.resize(static_cast<std::size_t>(rows.n));
-  for (std::size_t i = 0; i < out_hat.size(); ++i)
-    out_hat[i] = static_cast<T>(
-        -eps * kLn2 *
-        (static_cast<double>(scratch.max[i]) + std::log2(static_cast<double>(scratch.sum[i]))));
 }
 
 /// The plan in shifted form is P_ij = factor_i * 2^(z_ij - M_i), with z the logits of the

@@ -79,7 +79,7 @@ void validate(const OtProblem<T>& problem) {
                        "); balanced OT needs equal masses: normalise the weights or set reach");
   require(std::isfinite(problem.epsilon) && std::isnormal(problem.epsilon) && problem.epsilon > 0,
           "epsilon", "must be a positive normal number, got " + number(problem.epsilon));
-  check_resolvable<T>(problem.epsilon, problem.geometry.diameter());
+  check_resolvable<T>(problem.epsilon, support_diameter(problem));
 }
 
 template <class T>
@@ -94,7 +94,7 @@ void validate(const OtProblem<T>& problem, const SinkhornOptions& options) {
     require(options.epsilons.back() == problem.epsilon, "epsilons",
             "the last value must be the problem's epsilon (" + number(problem.epsilon) + ")");
     check_resolvable<T>(*std::min_element(options.epsilons.begin(), options.epsilons.end()),
-                        problem.geometry.diameter());
+                        support_diameter(problem));
   }
   require(options.iterations >= 0, "iterations", "must be >= 0");
   require(options.check_every >= 1, "check_every", "must be >= 1");
@@ -106,6 +106,19 @@ void validate(const OtProblem<T>& problem, const SinkhornOptions& options) {
   }
   require(std::isfinite(options.marginal_tol) && options.marginal_tol >= 0, "marginal_tol",
           "must be >= 0");
+  require(options.max_iter >= 1, "max_iter", "must be >= 1");
+  require(options.block_size >= 16 && options.block_size <= 4096 && options.block_size % 16 == 0,
+          "block_size", "must be a multiple of 16 in [16, 4096]");
+  if (options.schedule == Schedule::Converge) {
+    const char* geomloss_only = options.iterations > 0      ? "iterations"
+                                : !options.epsilons.empty() ? "epsilons"
+                                : options.tol               ? "tol"
+                                                            : nullptr;
+    if (geomloss_only)
+      throw InvalidInput(std::string(geomloss_only) +
+                         ": applies to the GeomLoss schedule; the converge schedule iterates "
+                         "until marginal_tol (budget: max_iter)");
+  }
   require(options.num_threads >= 0, "num_threads", "must be >= 0");
 }
 

@@ -63,7 +63,9 @@ def test_divergence_to_a_translate_is_the_squared_shift(t, half, blur, seed):
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(64, 3))
     t = np.asarray(t)
-    r = birkhoff.sinkhorn_divergence(x, x + t, blur=blur, half_cost=half, scaling=0.7)
+    r = birkhoff.sinkhorn_divergence(
+        x, x + t, blur=blur, half_cost=half, scaling=0.7, marginal_tol=1e-8
+    )
     cs = 0.5 if half else 1.0
     assert r.loss == pytest.approx(cs * (t @ t), abs=1e-6 * (1 + t @ t))
 
@@ -72,7 +74,9 @@ def test_samples_loss_matches_the_half_cost_divergence_and_returns_potentials(rn
     x = rng.normal(size=(100, 2))
     y = rng.normal(size=(80, 2)) + 1.0
     loss = birkhoff.SamplesLoss("sinkhorn", p=2, blur=0.1, scaling=0.8)
-    r = birkhoff.sinkhorn_divergence(x, y, blur=0.1, scaling=0.8, half_cost=True)
+    r = birkhoff.sinkhorn_divergence(
+        x, y, blur=0.1, scaling=0.8, half_cost=True, schedule="geomloss"
+    )
     assert loss(x, y) == pytest.approx(r.loss, rel=1e-12)
     a, b = np.full(100, 0.01), np.full(80, 1 / 80)
     assert loss(a, x, b, y) == pytest.approx(r.loss, rel=1e-9)
@@ -134,11 +138,37 @@ def test_zero_weights_are_valid_and_produce_no_nan(rng):
     assert np.all(r.grad_x()[::3] == 0)
 
 
-def test_not_converged_warns_and_says_so(rng):
-    x = rng.normal(size=(50, 2))
-    with pytest.warns(RuntimeWarning, match="not converged"):
-        r = birkhoff.sinkhorn(x, rng.normal(size=(40, 2)) * 2, blur=0.01, scaling=0.5)
-    assert not r.converged and r.marginal_error > 1e-3
+def test_not_converged_warns_and_says_which_budget_ran_out(rng):
+    x, y = rng.normal(size=(50, 2)), rng.normal(size=(40, 2)) * 2
+    with pytest.warns(RuntimeWarning, match="not converged.*max_iter"):
+        r = birkhoff.sinkhorn(x, y, blur=0.01, max_iter=3)
+    assert not r.converged and r.marginal_error > 1e-3 and r.report["budget_exhausted"]
+    with pytest.warns(RuntimeWarning, match="not converged.*GeomLoss schedule"):
+        r = birkhoff.sinkhorn(x, y, blur=0.01, scaling=0.5, schedule="geomloss")
+    assert not r.converged
+
+
+def test_the_default_run_converges_to_its_tolerance(rng):
+    x, y = rng.normal(size=(200, 3)), rng.normal(size=(150, 3)) + 1.0
+    r = birkhoff.sinkhorn(x, y, blur=0.02)
+    assert r.converged and r.marginal_error <= 1e-3
+    assert r.report["schedule"] == "converge" and r.backend == "dense"
+    u, v = rng.random((300, 2)), rng.random((250, 2)) + 0.3
+    loose = birkhoff.sinkhorn(u, v, blur=0.05)
+    tight = birkhoff.sinkhorn(u, v, blur=0.05, marginal_tol=1e-8)
+    assert tight.converged and tight.marginal_error <= 1e-8
+    assert loose.loss == pytest.approx(tight.loss, rel=1e-3)
+
+
+def test_the_multiscale_backend_agrees_with_the_dense_one(rng):
+    x, y = rng.random((1500, 2)), rng.random((1200, 2)) + 0.2
+    dense = birkhoff.sinkhorn(x, y, blur=0.01, backend="dense", marginal_tol=1e-7)
+    multi = birkhoff.sinkhorn(x, y, blur=0.01, backend="multiscale", marginal_tol=1e-7)
+    assert multi.backend == "multiscale" and multi.converged
+    assert 0 < multi.kept_fraction < 1
+    assert multi.loss == pytest.approx(dense.loss, rel=1e-6)
+    np.testing.assert_allclose(multi.f - multi.f.mean(), dense.f - dense.f.mean(), atol=1e-6)
+    np.testing.assert_allclose(multi.barycentric_map(), dense.barycentric_map(), atol=1e-4)
 
 
 def test_dlpack_tensors_are_accepted_without_copy():

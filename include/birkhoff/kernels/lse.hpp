@@ -30,6 +30,11 @@ namespace birkhoff::kernels {
 ///   [flashsinkhorn2026] §7.2): with dm > 0 and values, each value weight is multiplied by a
 ///   second dot product, row_values[i, :] = sum_j 2^(z_ij - M_i) <mod_x_i, mod_y_j> values[j, :],
 ///   mod_x (n, dm), mod_y (m, dm) row-major with the given strides. row_sum is unchanged.
+/// - Block-sparse passes (row_block > 0 with range_ptr and ranges): rows come in groups of
+///   `row_block` consecutive rows (the last may be shorter); group r reads only the columns of
+///   the half-open ranges [ranges[2k], ranges[2k + 1]) for k in [range_ptr[r], range_ptr[r + 1]),
+///   sorted, disjoint and within [0, m); the other columns count as masked. range_ptr has
+///   ceil(n / row_block) + 1 entries. A group with no range gets M_i = -inf, S_i = 0.
 template <class T>
 struct LseArgs {
   const T* x = nullptr;
@@ -56,6 +61,9 @@ struct LseArgs {
   std::int64_t mod_y_stride = 0;
   std::int64_t dm = 0;
   int num_threads = 0;
+  std::int64_t row_block = 0;
+  const std::int64_t* range_ptr = nullptr;
+  const std::int64_t* ranges = nullptr;
 };
 
 /// Arguments of the streaming row minimum (the hard c-transform, [flashsinkhorn2026] §8):

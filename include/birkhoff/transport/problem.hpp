@@ -50,6 +50,12 @@ struct OtProblem {
   Marginals marginals = Balanced{};
 };
 
+/// Diagonal of the bounding box of the points that carry weight (a zero weight changes no
+/// value, so it must not move the epsilon schedule either); the geometry's diameter when every
+/// weight is positive.
+template <class T>
+double support_diameter(const OtProblem<T>& problem);
+
 /// Checks a problem; throws birkhoff::InvalidInput naming the argument (`geometry`, `a`, `b`,
 /// `reach_a`, `reach_b`, `epsilon`). Every entry point calls it first, so C++, the CLI and
 /// Python report the same errors. Epsilon must also be resolvable in T: above ~2^-18 D^2 in

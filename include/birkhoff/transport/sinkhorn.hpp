@@ -9,35 +9,82 @@
 
 namespace birkhoff::transport {
 
-/// How the two potentials are updated. Symmetric: GeomLoss's averaged (Jacobi) sweeps with
-/// epsilon-scaling and a final extrapolation [feydy2019]. Alternating: OTT's Gauss-Seidel
-/// iteration at a fixed epsilon, f first [cuturi2013].
+/// How the two potentials are updated in the GeomLoss schedule. Symmetric: GeomLoss's averaged
+/// (Jacobi) sweeps with epsilon-scaling and a final extrapolation [feydy2019]. Alternating:
+/// OTT's Gauss-Seidel iteration, f first [cuturi2013].
 enum class Update { Symmetric, Alternating };
+
+/// What a solve runs.
+enum class Schedule {
+  /// Converge unless `iterations` or `epsilons` ask for the GeomLoss schedule.
+  Auto,
+  /// Epsilon-scaling down to the problem's epsilon (one alternating update per value), then
+  /// alternating updates at that epsilon, accelerated, until the plan's marginal error is
+  /// within marginal_tol or max_iter iterations have run: a converged answer by default.
+  Converge,
+  /// GeomLoss's schedule: one sweep per epsilon of the annealing (or `iterations` at a fixed
+  /// epsilon, or the explicit `epsilons`), then an extrapolation; what SamplesLoss computes.
+  GeomLoss,
+};
+
+/// How the pairs are visited.
+enum class Backend {
+  /// Multiscale when it pays (low dimension, many points, epsilon small against the spread),
+  /// else dense; the report says which was used and why.
+  Auto,
+  /// Every pair in every pass, streamed in tiles.
+  Dense,
+  /// Space-filling-curve blocks, a coarse epsilon-scaling on block centroids, then block-sparse
+  /// passes over the kept block pairs with a certified truncation bound (docs/transport.md).
+  Multiscale,
+};
+
+/// Acceleration of the iterations at the final epsilon (Schedule::Converge).
+enum class Acceleration {
+  None,
+  /// f <- (1 - w) f + w f_new with w in [1, 2), adapted from the observed contraction rate
+  /// [thibault2021].
+  OverRelaxation,
+  /// Anderson extrapolation of the column potential from a window of past iterates.
+  Anderson,
+};
 
 /// Solver settings; the problem's epsilon is the final one.
 struct SinkhornOptions {
+  Schedule schedule = Schedule::Auto;
+  Backend backend = Backend::Auto;
   /// Ratio between successive blurs (sqrt(epsilon)) of the epsilon-scaling schedule, in (0, 1).
   double scaling = 0.5;
-  /// Start of the schedule (a length, like blur); default: the geometry's diameter.
+  /// Start of the schedule (a length, like blur); default: the diameter of the points that
+  /// carry weight.
   std::optional<double> diameter;
-  /// Explicit epsilon schedule (cost units); when non-empty it replaces scaling, and its last
+  /// GeomLoss schedule: an explicit epsilon schedule (cost units) replacing scaling; its last
   /// value must be the problem's epsilon.
   std::vector<double> epsilons;
-  /// When > 0: this many iterations at the problem's epsilon, without annealing.
+  /// GeomLoss schedule: when > 0, this many iterations at the problem's epsilon, no annealing.
   int iterations = 0;
+  /// GeomLoss schedule: how the potentials are updated.
   Update update = Update::Symmetric;
-  /// Symmetric schedule only: a last full (unaveraged) sweep at the final epsilon.
+  /// GeomLoss schedule, symmetric update: a last full (unaveraged) sweep at the final epsilon.
   bool last_extrapolation = true;
-  /// Early stopping for fixed-epsilon runs (`iterations` or `epsilons`): stop once
+  /// GeomLoss schedule, fixed-epsilon runs (`iterations` or `epsilons`): stop once
   /// max |f - f_prev|, |g - g_prev| (cost units) over `check_every` iterations at the final
   /// epsilon falls below tol. Unset: run the whole schedule.
   std::optional<double> tol;
   int check_every = 5;
-  /// The report says converged = (marginal_error <= marginal_tol).
+  /// Converge schedule: the budget of iterations at the final epsilon.
+  int max_iter = 20000;
+  /// Converge schedule: acceleration at the final epsilon.
+  Acceleration acceleration = Acceleration::OverRelaxation;
+  /// The report says converged = (marginal_error <= marginal_tol, and the truncation bound
+  /// within epsilon * marginal_tol); the Converge schedule iterates until it holds.
   double marginal_tol = 1e-3;
+  /// Multiscale: points per block (a multiple of 16 in [16, 4096]).
+  int block_size = 32;
   /// OpenMP threads; 0 = default. Results do not depend on it.
   int num_threads = 0;
-  /// Called once per iteration with stage "sinkhorn"; return false to cancel.
+  /// Called once per iteration with stage "sinkhorn", the epsilon and the latest marginal error
+  /// estimate; return false to cancel.
   ProgressCallback progress;
 };
 
@@ -68,8 +115,9 @@ std::vector<double> epsilon_schedule(const SinkhornOptions& options, double epsi
                                      double diameter);
 
 /// validate(problem), then the options against it: throws InvalidInput naming `scaling`,
-/// `diameter`, `epsilons`, `iterations`, `check_every`, `tol`, `marginal_tol` or
-/// `num_threads`, and `epsilon` when a schedule value is below what T resolves.
+/// `diameter`, `epsilons`, `iterations`, `check_every`, `tol`, `max_iter`, `marginal_tol`,
+/// `block_size`, `schedule`, `backend` or `num_threads`, and `epsilon` when a schedule value is
+/// below what T resolves.
 template <class T>
 void validate(const OtProblem<T>& problem, const SinkhornOptions& options);
 

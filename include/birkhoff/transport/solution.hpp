@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "birkhoff/core/view.hpp"
@@ -16,6 +17,16 @@ template <class T>
 struct DivergenceState;
 }  // namespace detail
 
+/// One stage of a solve: the coarse epsilon-scaling on block centroids, the block-sparse
+/// annealing on the points, or the iterations at the final epsilon.
+struct LevelReport {
+  std::string name;          ///< "coarse", "anneal" or "final"
+  double epsilon_start = 0;  ///< first epsilon of the stage (cost units)
+  double epsilon_end = 0;    ///< last epsilon of the stage
+  int iterations = 0;        ///< alternating iterations (f and g updates) in the stage
+  double kept_fraction = 1;  ///< pairs evaluated per pass / (n m) at the end of the stage
+};
+
 /// How a solve went.
 struct SinkhornReport {
   double epsilon = 0;  ///< final epsilon (cost units)
@@ -27,10 +38,32 @@ struct SinkhornReport {
   int iterations = 0;          ///< Sinkhorn sweeps (symmetric) or f/g iterations (alternating)
   bool converged = false;      ///< marginal_error <= options.marginal_tol (and finite)
   bool stopped_early = false;  ///< the tol criterion fired
-  /// Relative L1 marginal violation of the plan: max(|P1 - a|_1 / |a|_1, |P^T 1 - b|_1 / |b|_1)
-  /// over the hard constraints (relaxed sides are not counted).
+  /// Relative L1 marginal violation of the plan: max over the two sides of |P1 - t|_1 / |t|_1,
+  /// where the target t is a for a hard constraint and, for a relaxed side, the marginal the
+  /// fixed point has, a exp(-f / rho) (so 0 means the potentials solve the problem).
   double marginal_error = 0;
-  std::vector<double> errors;  ///< the tol quantity at each check
+  std::vector<double> errors;  ///< GeomLoss schedule: the tol quantity at each check
+  /// Converge schedule: the estimate of the marginal error after each iteration at the final
+  /// epsilon (free by-product of the updates).
+  std::vector<double> marginal_errors;
+  /// Converge schedule: the iteration budget (max_iter) ran out before marginal_tol was met.
+  bool budget_exhausted = false;
+  /// Converge schedule: the error estimate stopped improving (by 1 % in 200 iterations) above
+  /// marginal_tol, the floor of the arithmetic or of the truncation.
+  bool stalled = false;
+  std::string schedule;        ///< "converge" or "geomloss"
+  std::string backend;         ///< "dense" or "multiscale"
+  std::string backend_reason;  ///< why the automatic choice took it
+  std::string acceleration;    ///< "none", "over-relaxation" or "anderson"
+  /// The arithmetic of the solve: the input's, or "float64 (why)" when float32 input at an
+  /// epsilon below what float32 logits resolve to marginal_tol was solved in float64.
+  std::string working_dtype;
+  /// Largest certified error (cost units) of a truncated update at the final epsilon:
+  /// |f_exact - f_truncated| <= truncation_bound for every point; 0 for the dense backend.
+  double truncation_bound = 0;
+  /// Pairs evaluated per pass / (n m) at the final epsilon (1 for the dense backend).
+  double kept_fraction = 1;
+  std::vector<LevelReport> levels;
 };
 
 /// Gradients of a solution's value (envelope theorem; [flashsinkhorn2026] §5,

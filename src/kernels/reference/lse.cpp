@@ -29,15 +29,27 @@ double modulation(const LseArgs<T>& a, std::int64_t i, std::int64_t j) {
   return dot;
 }
 
+// Whether row i reads column j (always, unless the pass is block-sparse).
+template <class T>
+bool reads(const LseArgs<T>& a, std::int64_t i, std::int64_t j) {
+  if (a.row_block == 0) return true;
+  const std::int64_t r = i / a.row_block;
+  for (std::int64_t k = a.range_ptr[r]; k < a.range_ptr[r + 1]; ++k)
+    if (j >= a.ranges[2 * k] && j < a.ranges[2 * k + 1]) return true;
+  return false;
+}
+
 template <class T>
 void reference(const LseArgs<T>& a) {
   for (std::int64_t i = 0; i < a.n; ++i) {
     double mx = -std::numeric_limits<double>::infinity();
-    for (std::int64_t j = 0; j < a.m; ++j) mx = std::max(mx, logit(a, i, j));
+    for (std::int64_t j = 0; j < a.m; ++j)
+      if (reads(a, i, j)) mx = std::max(mx, logit(a, i, j));
     double sum = 0;
     for (std::int64_t k = 0; k < a.dv; ++k) a.row_values[i * a.dv + k] = 0;
     std::vector<double> acc(static_cast<std::size_t>(a.dv), 0.0);
     for (std::int64_t j = 0; j < a.m && std::isfinite(mx); ++j) {
+      if (!reads(a, i, j)) continue;
       const double w = std::exp2(logit(a, i, j) - mx);
       sum += w;
       const double wv = w * modulation(a, i, j);

@@ -42,8 +42,33 @@ struct Out {
   std::vector<T> max, sum, values;
 };
 
+/// Column ranges of a block-sparse pass: per group of `row_block` rows, a few random sorted
+/// disjoint ranges (some groups none).
+struct Ranges {
+  std::int64_t row_block = 0;
+  std::vector<std::int64_t> ptr, bounds;
+};
+
+Ranges random_ranges(std::int64_t n, std::int64_t m, std::int64_t row_block, unsigned seed) {
+  std::mt19937 rng(seed);
+  Ranges r{row_block, {0}, {}};
+  for (std::int64_t g = 0; g < (n + row_block - 1) / row_block; ++g) {
+    std::int64_t j = 0;
+    while (j < m) {
+      const std::int64_t skip = std::uniform_int_distribution<std::int64_t>(0, m / 3)(rng);
+      const std::int64_t len = std::uniform_int_distribution<std::int64_t>(1, m / 4 + 1)(rng);
+      if (j + skip >= m) break;
+      r.bounds.push_back(j + skip);
+      r.bounds.push_back(std::min(m, j + skip + len));
+      j = j + skip + len + 1;
+    }
+    r.ptr.push_back(static_cast<std::int64_t>(r.bounds.size() / 2));
+  }
+  return r;
+}
+
 template <class T>
-Out<T> run(const Case<T>& c, bool reference, int threads = 0) {
+Out<T> run(const Case<T>& c, bool reference, int threads = 0, const Ranges* ranges = nullptr) {
   Out<T> o{std::vector<T>(c.n), std::vector<T>(c.n), std::vector<T>(c.n * c.dv)};
   LseArgs<T> a;
   a.x = c.x.data();
@@ -73,6 +98,11 @@ Out<T> run(const Case<T>& c, bool reference, int threads = 0) {
     a.mod_y = c.mod_y.data();
     a.mod_y_stride = c.dm;
     a.dm = c.dm;
+  }
+  if (ranges != nullptr) {
+    a.row_block = ranges->row_block;
+    a.range_ptr = ranges->ptr.data();
+    a.ranges = ranges->bounds.data();
   }
   if (reference) {
     row_lse_reference(a);
@@ -117,6 +147,39 @@ TEST_P(LseKernel, MatchesReferenceOnTailSizesForEveryTarget) {
 
 INSTANTIATE_TEST_SUITE_P(Dims, LseKernel,
                          ::testing::Values(1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64));
+
+TEST(LseKernel, BlockSparsePassesMatchTheReferenceOnTheirRanges) {
+  for (std::int64_t row_block : {16, 48, 128}) {
+    for (std::int64_t d : {1, 3, 17}) {
+      const auto cf = make_case<float>(301, 700, d, 2, static_cast<unsigned>(d + row_block));
+      const auto cd = make_case<double>(301, 700, d, 2, static_cast<unsigned>(d + row_block) + 1);
+      const auto ranges = random_ranges(301, 700, row_block, static_cast<unsigned>(row_block));
+      for (auto target : available_targets()) {
+        SCOPED_TRACE(target_name(target));
+        restrict_target(target);
+        const auto got_f = run(cf, false, 0, &ranges), want_f = run(cf, true, 0, &ranges);
+        const auto got_d = run(cd, false, 0, &ranges), want_d = run(cd, true, 0, &ranges);
+        for (std::int64_t i = 0; i < cf.n; ++i) {
+          // A group without ranges reads nothing.
+          if (std::isinf(want_f.max[i])) {
+            EXPECT_TRUE(std::isinf(got_f.max[i]) && got_f.sum[i] == 0.0f);
+            continue;
+          }
+          const double lg = got_f.max[i] + std::log2(static_cast<double>(got_f.sum[i]));
+          const double lw = want_f.max[i] + std::log2(static_cast<double>(want_f.sum[i]));
+          ASSERT_NEAR(lg, lw, 2e-5 * std::sqrt(static_cast<double>(d)) * (1 + std::abs(lw)));
+          const double dg = got_d.max[i] + std::log2(got_d.sum[i]);
+          const double dw = want_d.max[i] + std::log2(want_d.sum[i]);
+          ASSERT_NEAR(dg, dw, 1e-12 * (1 + std::abs(dw)));
+          for (std::int64_t k = 0; k < cd.dv; ++k)
+            ASSERT_NEAR(got_d.values[i * cd.dv + k] / got_d.sum[i],
+                        want_d.values[i * cd.dv + k] / want_d.sum[i], 1e-11);
+        }
+      }
+      restrict_target(0);
+    }
+  }
+}
 
 TEST(LseKernel, ResultsDoNotDependOnThreadCount) {
   // Large enough for the kernel to use two threads (it keeps small problems on one).

@@ -34,6 +34,7 @@ TEST_P(StreamingSolver, MatchesTheDenseTwinStepByStep) {
     Settings o;
     o.blur = 0.3;
     o.iterations = c.iterations;
+    o.schedule = Schedule::GeomLoss;  // the dense twin runs GeomLoss's schedule
     o.update = c.update;
     o.last_extrapolation = c.extrapolation;
     const auto got = sinkhorn(inst.problem(o.blur), o);

@@ -1,0 +1,72 @@
+#pragma once
+
+#include <span>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+namespace birkhoff {
+
+/// The name of one value of an enum option, as the front ends spell it ("converge").
+template <class E>
+struct EnumName {
+  const char* name;
+  E value;
+};
+
+/// One field of an options or result struct: the single description from which the CLI flag,
+/// the Python keyword argument, the JSON key and the help text are produced, so a default is
+/// written once (in the struct) and a name once (here).
+///
+/// `name` is the field's snake_case name (Python keyword, JSON key, the name errors use);
+/// `flag` the CLI flag when it is not "--" + name with dashes (nullptr: derived); `names` the
+/// spellings of an enum's values.
+template <class S, class M>
+struct Field {
+  const char* name;
+  M S::*member;
+  const char* help;
+  const char* flag = nullptr;
+  std::span<const EnumName<M>> names = {};
+};
+
+template <class S, class M>
+constexpr Field<S, M> field(const char* name, M S::*member, const char* help,
+                            const char* flag = nullptr) {
+  return {name, member, help, flag, {}};
+}
+
+template <class S, class E, std::size_t N>
+constexpr Field<S, E> field(const char* name, E S::*member, const char* help,
+                            const EnumName<E> (&names)[N], const char* flag = nullptr) {
+  return {name, member, help, flag, std::span<const EnumName<E>>(names)};
+}
+
+/// Specialise for each described struct with `static constexpr auto fields()` returning a tuple
+/// of Field values.
+template <class S>
+struct Describe;
+
+/// Calls f(field) for every described field of S, in order.
+template <class S, class F>
+void for_each_field(F&& f) {
+  std::apply([&](const auto&... fields) { (f(fields), ...); }, Describe<S>::fields());
+}
+
+/// The enum value spelled `name`, or nullptr.
+template <class E>
+const E* enum_value(std::span<const EnumName<E>> names, std::string_view name) {
+  for (const auto& n : names)
+    if (name == n.name) return &n.value;
+  return nullptr;
+}
+
+/// The spelling of an enum value ("?" if undescribed).
+template <class E>
+const char* enum_name(std::span<const EnumName<E>> names, E value) {
+  for (const auto& n : names)
+    if (n.value == value) return n.name;
+  return "?";
+}
+
+}  // namespace birkhoff

@@ -1,0 +1,106 @@
+#pragma once
+
+#include <tuple>
+
+#include "birkhoff/core/describe.hpp"
+#include "birkhoff/transport/sinkhorn.hpp"
+
+namespace birkhoff {
+
+inline constexpr EnumName<transport::Schedule> kScheduleNames[] = {
+    {"auto", transport::Schedule::Auto},
+    {"converge", transport::Schedule::Converge},
+    {"geomloss", transport::Schedule::GeomLoss}};
+inline constexpr EnumName<transport::Backend> kBackendNames[] = {
+    {"auto", transport::Backend::Auto},
+    {"dense", transport::Backend::Dense},
+    {"multiscale", transport::Backend::Multiscale}};
+inline constexpr EnumName<transport::Acceleration> kAccelerationNames[] = {
+    {"none", transport::Acceleration::None},
+    {"over-relaxation", transport::Acceleration::OverRelaxation},
+    {"anderson", transport::Acceleration::Anderson}};
+inline constexpr EnumName<transport::Update> kUpdateNames[] = {
+    {"symmetric", transport::Update::Symmetric}, {"alternating", transport::Update::Alternating}};
+
+/// The solver options as every front end shows them (progress excepted).
+template <>
+struct Describe<transport::SinkhornOptions> {
+  using S = transport::SinkhornOptions;
+  static constexpr auto fields() {
+    return std::tuple{
+        field("schedule", &S::schedule,
+              "converge (to marginal_tol, the default through auto) or geomloss (one sweep per "
+              "epsilon, GeomLoss's values); auto: converge unless iterations or epsilons are given",
+              kScheduleNames),
+        field("backend", &S::backend,
+              "dense (every pair), multiscale (block-sparse passes with a certified truncation "
+              "bound), or auto",
+              kBackendNames),
+        field("scaling", &S::scaling, "ratio between successive blurs of the schedule, in (0, 1)"),
+        field("diameter", &S::diameter,
+              "start of the schedule (default: the diameter of the points with weight)"),
+        field("max_iter", &S::max_iter, "converge: budget of iterations at the final epsilon"),
+        field("acceleration", &S::acceleration, "converge: at the final epsilon",
+              kAccelerationNames),
+        field("marginal_tol", &S::marginal_tol,
+              "converged means a relative marginal error within this"),
+        field("block_size", &S::block_size, "multiscale: points per block (a multiple of 16)"),
+        field("iterations", &S::iterations,
+              "geomloss: this many iterations at the final epsilon, no annealing"),
+        field("epsilons", &S::epsilons,
+              "geomloss: explicit epsilon schedule (cost units), its last value the final one"),
+        field("update", &S::update, "geomloss: how the potentials are updated", kUpdateNames),
+        field("last_extrapolation", &S::last_extrapolation,
+              "geomloss, symmetric: a final full sweep (exact gradients)", "--extrapolation"),
+        field("tol", &S::tol,
+              "geomloss, fixed epsilon: stop once the potentials move less than this (cost "
+              "units)",
+              "--tolerance"),
+        field("check_every", &S::check_every, "geomloss: iterations between two tol checks"),
+        field("num_threads", &S::num_threads, "OpenMP threads (0 = OpenMP's default)", "--threads"),
+    };
+  }
+};
+
+/// One stage of a solve's report.
+template <>
+struct Describe<transport::LevelReport> {
+  using S = transport::LevelReport;
+  static constexpr auto fields() {
+    return std::tuple{field("name", &S::name, "coarse, anneal or final"),
+                      field("epsilon_start", &S::epsilon_start, "first epsilon"),
+                      field("epsilon_end", &S::epsilon_end, "last epsilon"),
+                      field("iterations", &S::iterations, "iterations in the stage"),
+                      field("kept_fraction", &S::kept_fraction, "pairs read per pass / (n m)")};
+  }
+};
+
+/// The report of a solve, as the CLI's JSON and Python's `report` show it.
+template <>
+struct Describe<transport::SinkhornReport> {
+  using S = transport::SinkhornReport;
+  static constexpr auto fields() {
+    return std::tuple{
+        field("epsilon", &S::epsilon, "final epsilon (cost units)"),
+        field("loss", &S::loss, "the value"),
+        field("transport_cost", &S::transport_cost, "<P, C>"),
+        field("iterations", &S::iterations, "iterations in all"),
+        field("converged", &S::converged, "marginal error (and truncation bound) within tolerance"),
+        field("marginal_error", &S::marginal_error, "relative L1 marginal error of the plan"),
+        field("stopped_early", &S::stopped_early, "geomloss: the tol criterion fired"),
+        field("budget_exhausted", &S::budget_exhausted, "converge: max_iter ran out"),
+        field("stalled", &S::stalled, "converge: the error stopped improving above tolerance"),
+        field("schedule", &S::schedule, "converge or geomloss"),
+        field("backend", &S::backend, "dense or multiscale"),
+        field("backend_reason", &S::backend_reason, "why the backend was chosen"),
+        field("acceleration", &S::acceleration, "acceleration at the final epsilon"),
+        field("working_dtype", &S::working_dtype, "the arithmetic of the solve"),
+        field("truncation_bound", &S::truncation_bound,
+              "certified error (cost units) of a truncated update; 0 for dense"),
+        field("kept_fraction", &S::kept_fraction, "pairs read per pass / (n m)"),
+        field("levels", &S::levels, "the stages: coarse, anneal, final"),
+    };
+  }
+};
+
+}  // namespace birkhoff

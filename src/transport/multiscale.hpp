@@ -1,0 +1,103 @@
+// PRIVATE: the multiscale backend. Block-sparse passes keep, for each block of rows, the
+// blocks of columns whose plan entries can matter, with a certified bound on what the others
+// add ([schmitzer2019] §3-4; design in docs/transport.md, "Multiscale").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "birkhoff/transport/sinkhorn.hpp"
+#include "transport/blocks.hpp"
+#include "transport/passes.hpp"
+
+namespace birkhoff::transport::detail {
+
+/// Which backend a solve uses, and why.
+struct BackendChoice {
+  Backend backend = Backend::Dense;
+  std::string reason;
+};
+
+/// The automatic choice: multiscale when the kept pairs are expected to be a small fraction
+/// (low dimension, epsilon small against the spread) and the problem is large enough for it
+/// to matter; otherwise dense.
+template <class T>
+BackendChoice choose_backend(const OtProblem<T>& problem, const SinkhornOptions& options,
+                             bool debias);
+
+/// Where the points of one side's blocks lie, in the frame of the passes: per block (and per
+/// superblock of kGroup consecutive blocks) the box centre c and half-widths h.
+struct Boxes {
+  std::int64_t d = 0, count = 0, groups = 0;
+  std::vector<double> centre, half;              // (count, d)
+  std::vector<double> group_centre, group_half;  // (groups, d)
+  std::vector<double> group_log_mass;            // (groups)
+};
+
+/// An upper bound of a side's standard potential on each block and superblock:
+/// h_i <= alpha + <u, p_i - c> + rho for every point p_i of the block (least-squares slope u,
+/// one-sided residual rho).
+struct AffineBound {
+  std::vector<double> alpha, u, rho;  // per block: (count), (count, d), (count)
+  std::vector<double> group_alpha, group_u, group_rho;
+};
+
+/// Block-sparse passes over a cloud pair in block order. The potentials are nearly affine on a
+/// small block, so with the affine bounds above, f_i + g_j - C_ij is at most
+///     U(I, J) = max over the boxes of [fbound_I(x) + gbound_J(y) - cs |x - y|^2]
+/// on the pair of blocks I, J (bounded in closed form, coordinate by coordinate). Column block J
+/// is kept for row block I when b_J exp(U(I, J) / eps) is above delta / (number of column
+/// blocks) times a safety factor; superblocks of kGroup blocks are tested first, so building
+/// the lists costs far less than one test per block pair. The lists stay valid while no
+/// potential moves by more than kDrift epsilons, and are rebuilt otherwise (or when epsilon
+/// changes). Source: the truncation of [schmitzer2019] §3 with a bound on blocks.
+template <class T>
+class BlockSparsePasses final : public Passes<T> {
+ public:
+  BlockSparsePasses(const Side<T>& x, const Side<T>& y, const Blocks& bx, const Blocks& by,
+                    double cost_scale, double delta, int threads);
+  void lse(Axis rows, Axis cols, const std::vector<T>& row_hat, const std::vector<T>& col_hat,
+           double eps, LseOut<T>& out, const T* values, std::int64_t dv) override;
+  double kept_fraction() const override { return kept_fraction_; }
+  /// How many times the kept lists were built.
+  std::int64_t builds() const { return builds_; }
+
+  /// The certified bound (cost units) on |f_exact - f_truncated| of a truncated update of the
+  /// rows of `rows` from the columns' potential col_hat, given the truncated candidate
+  /// cand_hat of that update: eps log(1 + max_I R(I)), R(I) the bound of what the pruned
+  /// blocks add relative to what the kept ones give (docs/transport.md, "Multiscale").
+  double certify(Axis rows, const std::vector<T>& cand_hat, const std::vector<T>& col_hat,
+                 double eps) const;
+
+ private:
+  struct Lists {
+    double eps = 0;
+    std::vector<T> row_hat, col_hat;         // the potentials the lists were built from
+    std::vector<std::int64_t> ptr, ranges;   // CSR of column ranges (in columns) per row block
+    std::vector<std::int64_t> block_ranges;  // the same ranges in column blocks
+    bool built = false;
+  };
+  const Side<T>& side(Axis a) const { return a == Axis::X ? x_ : y_; }
+  const Blocks& blocks(Axis a) const { return a == Axis::X ? bx_ : by_; }
+  const Boxes& boxes(Axis a) const { return a == Axis::X ? boxes_x_ : boxes_y_; }
+  AffineBound bound(Axis a, const std::vector<T>& hat) const;
+  void build(Lists& l, Axis rows, const std::vector<T>& row_hat, const std::vector<T>& col_hat,
+             double eps);
+
+  Side<T> x_, y_;
+  const Blocks& bx_;
+  const Blocks& by_;
+  Boxes boxes_x_, boxes_y_;
+  double cs_, delta_;
+  int threads_;
+  Lists xy_, yx_;
+  double kept_fraction_ = 1;
+  std::int64_t builds_ = 0;
+};
+
+/// sinkhorn() with the multiscale backend (`reason` goes to the report).
+template <class T>
+Solution<T> multiscale_sinkhorn(const OtProblem<T>& problem, const SinkhornOptions& options,
+                                const std::string& reason);
+
+}  // namespace birkhoff::transport::detail
