@@ -5,7 +5,7 @@
 
 namespace birkhoff::transport {
 
-/// Anderson acceleration (type II, [walker2011]) of a fixed-point iteration x <- T(x) on R^n
+/// Anderson acceleration (type II, [walker2011anderson]) of a fixed-point iteration x <- T(x) on R^n
 /// with a window of `memory` past differences: the next iterate is T(x) minus the combination
 /// of past T-differences that best cancels the residual T(x) - x in least squares. memory 0 is
 /// the plain iteration. Used at the final epsilon of sinkhorn() (Acceleration::Anderson) and by
