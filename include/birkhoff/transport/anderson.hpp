@@ -5,8 +5,8 @@
 
 namespace birkhoff::transport {
 
-/// Anderson acceleration (type II, [walker2011anderson]) of a fixed-point iteration x <- T(x) on R^n
-/// with a window of `memory` past differences: the next iterate is T(x) minus the combination
+/// Anderson acceleration (type II, [walker2011anderson]) of a fixed-point iteration x <- T(x) on
+/// R^n with a window of `memory` past differences: the next iterate is T(x) minus the combination
 /// of past T-differences that best cancels the residual T(x) - x in least squares. memory 0 is
 /// the plain iteration. Used at the final epsilon of sinkhorn() (Acceleration::Anderson) and by
 /// the alignment's Sinkhorn balancing. Memory O(memory n); a step costs O(memory n + memory^3).

@@ -12,37 +12,13 @@
 
 #include "birkhoff/graph/align/balance.hpp"
 #include "birkhoff/kernels/scaling.hpp"
+#include "birkhoff/transport/anderson.hpp"
 
 namespace birkhoff::align::detail {
 
 /// Entries of a balanced matrix are at least this: no row or column locks at zero, no NaN
 /// (docs/align.md, the balancing row of the deviations table).
 inline constexpr double kFloor = 1e-100;
-
-/// Anderson acceleration (type II, Walker and Ni 2011) of a fixed-point iteration x <- T(x)
-/// on R^n with a window of `memory` differences; memory 0 is the plain iteration.
-class Anderson {
- public:
-  Anderson(std::int64_t n, std::int64_t memory);
-  /// Given the iterate x and t = T(x), writes the next iterate into x. Falls back to x = t
-  /// (and forgets the window) when the least-squares system is singular.
-  void step(std::vector<double>& x, const std::vector<double>& t);
-  /// Forgets the window (the next step is plain).
-  void reset();
-
- private:
-  /// dots_[q] = <x, dr_q> for the q < count_ stored differences.
-  void dot_rows(const double* x);
-
-  std::int64_t n_, memory_;
-  std::int64_t count_ = 0, head_ = 0;
-  bool has_last_ = false;
-  std::vector<double> dr_, dt_;  // memory x n differences of residuals and of T
-  std::vector<double> gram_;     // memory x memory, <dr_p, dr_q>
-  std::vector<double> chol_;     // its Cholesky factor (k x k of it used), scratch
-  std::vector<double> dots_;     // memory, dot_rows() output and the solve's right-hand side
-  std::vector<double> last_r_, last_t_, r_;
-};
 
 /// Sinkhorn-Knopp scaling of the m x m block at `block` (row stride `stride`) to doubly
 /// stochastic, in place. `fill(i, row)` writes row i (m entries; entries below kFloor are
@@ -76,7 +52,7 @@ BalanceReport balance_block(double* block, std::int64_t m, std::int64_t stride,
     // hold identical v (and Anderson windows) and a sweep needs one barrier only.
     std::vector<double> mine(static_cast<std::size_t>(m), 1.0), c(mine.size());
     std::vector<double> g(mine.size(), 0.0), t(mine.size());
-    Anderson anderson(m, memory);
+    transport::Anderson anderson(m, memory);
     double previous = std::numeric_limits<double>::infinity();
     for (std::int64_t sweep = 0; sweep < max_sweeps; ++sweep) {
       double* const sums = partial.data() + (sweep % 2) * team * m;
