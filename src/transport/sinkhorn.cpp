@@ -222,9 +222,10 @@ void Solver<T>::run_converge() {
     if (e < 0.99 * best) {
       best = e;
       best_at = it;
-    } else if (it - best_at >= 200 && omega > 1.0) {
-      // Relaxation that stopped helping (near the arithmetic's floor it amplifies rounding):
-      // halve its excess and give the run another 200 iterations.
+    } else if (it - best_at >= 200 && omega > 1.0 && best <= 1e6 * precision_floor_) {
+      // Relaxation that stopped helping near the arithmetic's floor (where it amplifies
+      // rounding): halve its excess and give the run another 200 iterations. Far above the
+      // floor a plateau is slow progress that relaxation speeds up.
       omega = 1.0 + 0.5 * (omega - 1.0);
       if (omega < 1.01) omega = 1.0;
       omega_cap = omega;
