@@ -312,8 +312,10 @@ def _not_converged(report, error, tol):
     if report["budget_exhausted"]:
         return f"{head} when the budget of max_iter iterations at the final epsilon ran out"
     if report["stalled"]:
-        return (f"{head}: the error stopped improving at the final epsilon (the floor of the "
-                f"{report['working_dtype']} arithmetic); use float64 points or a larger blur")
+        return (
+            f"{head}: the error stopped improving at the final epsilon (the floor of the "
+            f"{report['working_dtype']} arithmetic); use float64 points or a larger blur"
+        )
     bound = report["truncation_bound"]
     return f"{head} (multiscale truncation bound {bound:.3g})"
 
