@@ -40,6 +40,8 @@ class Coarsening:
         reached_target (bool): False when the graph ran out of edges first (one super-node per
             connected component); a RuntimeWarning is issued then.
         self_loops_dropped, duplicates_merged (int): input clean-up counts.
+        one_way_pairs, two_way_pairs (int): node pairs the edge list gives in one orientation
+            only / in both (every edge is read as undirected).
     """
 
     def __init__(self, state, fields):
