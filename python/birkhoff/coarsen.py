@@ -130,6 +130,15 @@ def _wrap(state, fields) -> Coarsening:
             RuntimeWarning,
             stacklevel=3,
         )
+    if result.one_way_pairs and result.two_way_pairs:
+        warnings.warn(
+            f"coarsen: edge_index is not symmetric: {result.one_way_pairs} node pairs are listed "
+            f"in one orientation only and {result.two_way_pairs} in both; every edge was read as "
+            "undirected (NOPE coarsens undirected graphs; birkhoff.align(directed=True) reads a "
+            "directed one)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     return result
 
 
