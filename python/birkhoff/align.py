@@ -95,6 +95,16 @@ class Alignment:
         """Fraction of truth pairs matched correctly (None without ``truth``)."""
         return None if self.metrics is None else self.metrics["overlap"]
 
+    def __repr__(self) -> str:
+        n1, k = self.topk.shape if self.topk.ndim == 2 else (len(self.perm), 0)
+        text = (
+            f"Alignment(n1={n1}, top_k={k}, iterations={self.iterations}, "
+            f"converged={self.converged}, stable={self.stable}"
+        )
+        if self.metrics is not None:
+            text += f", overlap={self.metrics['overlap']:.4g}, hits1={self.metrics['hits1']:.4g}"
+        return text + ")"
+
 
 def _ids(obj, name, shape_hint):
     if obj is None:

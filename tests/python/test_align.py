@@ -97,6 +97,16 @@ def test_inputs_are_reported_and_mixed_orientations_warn():
     assert (res.graph1["duplicates_merged"], res.graph1["one_way_pairs"]) == (1, 0)
 
 
+def test_repr_is_one_short_line():
+    e = np.array([[i for i in range(299)], [i + 1 for i in range(299)]])
+    truth = np.stack([np.arange(300), np.arange(300)], axis=1)
+    res = birkhoff.align(e, e, max_iter=3, truth=truth)
+    text = repr(res)
+    assert "\n" not in text and len(text) < 120, text
+    assert text.startswith("Alignment(n1=300, top_k=10, iterations=")
+    assert f"overlap={res.overlap:.4g}" in text
+
+
 def test_seeds_are_honoured_exactly():
     inst = datasets.correlated_wigner(60, 4, 0.1, 0.1, seed=9)
     rows = np.array([0, 7, 13, 42, 59])
