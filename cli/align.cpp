@@ -35,6 +35,7 @@ struct AlignArgs {
 struct GraphInput {
   io::GraphDir dir;
   graph::AttributedGraph graph;
+  std::int64_t nodes_from_ids = 0;  ///< N when N was set by the largest id, not by features
 };
 
 GraphInput load_graph(const std::string& path, const std::string& suffix, bool directed,
@@ -61,6 +62,7 @@ GraphInput load_graph(const std::string& path, const std::string& suffix, bool d
   } else {
     for (const std::int64_t v : g.dir.edge_index->as<std::int64_t>("edge_index" + suffix))
       n = std::max(n, v + 1);
+    g.nodes_from_ids = n;
   }
   g.graph = graph::from_edge_index(g.dir.edge_index_view(), n, g.dir.edge_weight_view(),
                                    g.dir.features_view(), options);
@@ -173,22 +175,34 @@ void run_align(const AlignArgs& args) {
     }
   }
   const std::int64_t unmatched = std::count(r.perm.begin(), r.perm.end(), -1);
+  std::vector<std::string> warnings;
+  for (const auto* g : {&g1, &g2}) {
+    const std::string name = std::string("edge_index") + (g == &g1 ? "1" : "2");
+    const std::string w = orientation_warning(
+        g->graph, name, "pass --directed to read each column (u, v) as the entry A[u, v] only");
+    if (!w.empty()) warnings.push_back(w);
+  }
+  for (const auto& w : warnings) print_warning(w);
   if (args.json) {
-    nlohmann::json j = {{"n1", r.n1},
-                        {"n2", r.n2},
-                        {"iterations", r.iterations},
-                        {"converged", r.converged},
-                        {"stable", r.stable},
-                        {"objective", r.objective.empty() ? 0.0 : r.objective.back()},
-                        {"lambda_edge", r.lambda_edge},
-                        {"lambda_feature", r.lambda_feature},
-                        {"unmatched", unmatched},
-                        {"nan_restarts", r.nan_restarts},
-                        {"converted", converted},
-                        {"seconds", seconds},
-                        {"seconds_per_iteration",
-                         r.iterations > 0 ? seconds / static_cast<double>(r.iterations) : 0.0},
-                        {"peak_rss_mb", peak_rss_mb()}};
+    nlohmann::json j = {
+        {"n1", r.n1},
+        {"n2", r.n2},
+        {"iterations", r.iterations},
+        {"converged", r.converged},
+        {"stable", r.stable},
+        {"objective", r.objective.empty() ? 0.0 : r.objective.back()},
+        {"lambda_edge", r.lambda_edge},
+        {"lambda_feature", r.lambda_feature},
+        {"unmatched", unmatched},
+        {"nan_restarts", r.nan_restarts},
+        {"graph1", graph_input_json(g1.graph, g1.nodes_from_ids, "self_loops_used")},
+        {"graph2", graph_input_json(g2.graph, g2.nodes_from_ids, "self_loops_used")},
+        {"warnings", warnings},
+        {"converted", converted},
+        {"seconds", seconds},
+        {"seconds_per_iteration",
+         r.iterations > 0 ? seconds / static_cast<double>(r.iterations) : 0.0},
+        {"peak_rss_mb", peak_rss_mb()}};
     if (r.has_metrics) {
       j["pairs"] = r.metrics.pairs;
       j["overlap"] = r.metrics.overlap;
@@ -205,6 +219,9 @@ void run_align(const AlignArgs& args) {
                 static_cast<long long>(r.n1), static_cast<long long>(r.n2),
                 static_cast<long long>(r.iterations), r.converged ? " (converged)" : "", seconds,
                 peak_rss_mb());
+    std::printf("%s\n%s\n",
+                graph_input_line(g1.graph, g1.nodes_from_ids, "G1", "used as A[i, i]").c_str(),
+                graph_input_line(g2.graph, g2.nodes_from_ids, "G2", "used as B[i, i]").c_str());
     if (r.has_metrics) {
       std::printf("overlap %.4f (%lld pairs), Hits@1 %.4f, Hits@5 %.4f, Hits@10 %.4f, MRR %.4f\n",
                   r.metrics.overlap, static_cast<long long>(r.metrics.pairs), r.metrics.hits1,
@@ -218,7 +235,7 @@ struct GenerateArgs {
   std::int64_t n = 100, d = 16;
   double rho = 0.9, r = 0.9, p = 0.5;
   std::uint64_t seed = 0;
-  bool raw_features = false, dense = false;
+  bool raw_features = false, dense = false, json = false;
 };
 
 void write_graph(const std::string& dir, std::int64_t n, std::int64_t d,
@@ -254,6 +271,7 @@ void run_generate(const GenerateArgs& args) {
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   require(args.model == "wigner" || args.model == "er", "MODEL",
           "must be wigner or er; got " + args.model);
+  const auto start = std::chrono::steady_clock::now();
   const auto inst = args.model == "wigner"
                         ? align::correlated_wigner(args.n, args.d, args.rho, args.r, args.seed,
                                                    !args.raw_features)
@@ -269,12 +287,30 @@ void run_generate(const GenerateArgs& args) {
   const std::vector<std::int64_t> s_perm = {inst.n}, s_truth = {inst.n, 2};
   io::write_npy(dir + "/perm.npy", std::span<const std::int64_t>(s_perm), inst.perm.data());
   io::write_npy(dir + "/truth.npy", std::span<const std::int64_t>(s_truth), truth.data());
+  const double margin = align::exact_margin(inst.n, inst.d, args.rho, args.r);
+  if (args.json) {
+    nlohmann::json j = {{"model", args.model},
+                        {"n", inst.n},
+                        {"d", inst.d},
+                        {"rho", args.rho},
+                        {"r", args.r},
+                        {"seed", args.seed},
+                        {"dense", args.dense},
+                        {"standardized", !args.raw_features},
+                        {"output", dir},
+                        {"files", {"g1", "g2", "perm.npy", "truth.npy"}},
+                        {"exact_margin", margin},
+                        {"seconds", seconds_since(start)},
+                        {"peak_rss_mb", peak_rss_mb()}};
+    if (args.model == "er") j["p"] = args.p;
+    print_json(j);
+    return;
+  }
   std::printf(
       "%s: n = %lld, d = %lld, rho = %g, r = %g, seed = %llu -> %s/{g1,g2,perm.npy,"
       "truth.npy}; exact margin %.2f (conjectured, align.md §3.2)\n",
       args.model.c_str(), static_cast<long long>(inst.n), static_cast<long long>(inst.d), args.rho,
-      args.r, static_cast<unsigned long long>(args.seed), dir.c_str(),
-      align::exact_margin(inst.n, inst.d, args.rho, args.r));
+      args.r, static_cast<unsigned long long>(args.seed), dir.c_str(), margin);
 }
 
 }  // namespace
@@ -286,8 +322,10 @@ void add_align_command(CLI::App& app) {
       "Attributed graph alignment with QPAlign (Huang, Tian, Yang, ICML 2026). Each graph folder "
       "holds edge_index.npy (2, E) int64, optionally edge_weight.npy (E) and features.npy (n, d) "
       "float32 (n = rows of features, else the largest id + 1), or adjacency.npy (n, n) float64 "
-      "instead of the edge list; other integer and float dtypes are converted. Node i of G1 is "
-      "matched to node "
+      "instead of the edge list; other integer and float dtypes are converted. Self-loops are "
+      "diagonal entries of A; duplicates merge; an undirected list mixing pairs given in both "
+      "orientations with pairs given in one warns (see --directed); the counts are in the "
+      "output. Node i of G1 is matched to node "
       "perm[i] of G2. OUT_DIR receives perm.npy (n1) int64 (-1 = unmatched when n1 > n2), "
       "topk.npy (n1, k) int64, topk_scores.npy, objective.npy and with --soft soft.npy (n1, n2). "
       "Defaults are the authors' synthetic settings; Douban: --lambda-edge 0.2 --lambda-feature "
@@ -352,6 +390,7 @@ void add_generate_command(CLI::App& app) {
   cmd->add_flag("--raw-features", args->raw_features, "skip the column standardisation");
   cmd->add_flag("--dense", args->dense,
                 "write adjacency.npy (n, n) float64 instead of an edge list (large n)");
+  cmd->add_flag("--json", args->json, "print one JSON object describing what was written");
   cmd->callback([args] { run_generate(*args); });
 }
 

@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/graph/coarsen/nope.hpp"
@@ -74,12 +75,20 @@ void run(const CoarsenArgs& args) {
     io::write_npy(dir + "edge_weight.npy", std::span<const std::int64_t>(s_ec),
                   r.edge_weight.data());
   }
+  std::vector<std::string> warnings;
   if (!tree.reached_target) {
-    std::fprintf(stderr,
-                 "birkhoff: warning: target of %lld super-nodes not reachable: the graph ran out "
-                 "of edges at %lld (one super-node per connected component)\n",
-                 static_cast<long long>(tree.target), static_cast<long long>(r.num_super_nodes()));
+    warnings.push_back("target of " + std::to_string(tree.target) +
+                       " super-nodes not reachable: the graph ran out of edges at " +
+                       std::to_string(r.num_super_nodes()) +
+                       " (one super-node per connected component)");
   }
+  // Every node has a features row (ids beyond them are refused): none comes from ids alone.
+  const std::int64_t nodes_from_ids = 0;
+  const std::string orientation = orientation_warning(
+      graph, "edge_index",
+      "NOPE coarsens undirected graphs; `birkhoff align --directed` reads a directed one");
+  if (!orientation.empty()) warnings.push_back(orientation);
+  for (const auto& w : warnings) print_warning(w);
   if (args.json) {
     print_json({{"method", args.method},
                 {"ratio", args.ratio},
@@ -92,6 +101,8 @@ void run(const CoarsenArgs& args) {
                 {"merges", tree.num_merges()},
                 {"self_loops_dropped", tree.self_loops_dropped},
                 {"duplicates_merged", tree.duplicates_merged},
+                {"input", graph_input_json(graph, nodes_from_ids, "self_loops_dropped")},
+                {"warnings", warnings},
                 {"converted", input.converted},
                 {"seconds", seconds},
                 {"peak_rss_mb", peak_rss_mb()}});
@@ -102,6 +113,7 @@ void run(const CoarsenArgs& args) {
         static_cast<long long>(r.num_super_nodes()), static_cast<long long>(tree.num_edges),
         static_cast<long long>(r.num_coarse_edges() / 2), static_cast<long long>(tree.num_merges()),
         seconds, peak_rss_mb());
+    std::printf("%s\n", graph_input_line(graph, nodes_from_ids, "input", "dropped").c_str());
   }
 }
 
@@ -114,7 +126,9 @@ void add_coarsen_command(CLI::App& app) {
       "Attributed-graph coarsening with NOPE or NOPE* (Bai, Lu et al., ICML 2026). GRAPH_DIR "
       "holds features.npy (N, D) float32 and edge_index.npy (2, E) int64 (other integer and float "
       "dtypes are converted; undirected; self-loops "
-      "dropped, duplicates merged). OUT_DIR receives merges.npy (k, 3) [new, u, v], keys.npy, "
+      "dropped, duplicates merged, counted in the output; a list mixing pairs given in both "
+      "orientations with pairs given in one warns). OUT_DIR receives merges.npy (k, 3) [new, u, "
+      "v], keys.npy, "
       "roots.npy, assignment.npy (N), sizes.npy, features.npy (K, D), edge_index.npy (2, E_c) "
       "and edge_weight.npy (E_c, number of original edges).");
   cmd->add_option("GRAPH_DIR", args->graph_dir, "folder with features.npy and edge_index.npy")

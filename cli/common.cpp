@@ -173,6 +173,42 @@ void warn_not_converged(const transport::SinkhornReport& r, double marginal_tol)
                r.marginal_error, marginal_tol, why.c_str());
 }
 
+nlohmann::json graph_input_json(const graph::AttributedGraph& g, std::int64_t nodes_from_ids,
+                                const std::string& loops_key) {
+  return {{"nodes", g.num_nodes},
+          {"nodes_from_ids", nodes_from_ids},
+          {loops_key, g.self_loops},
+          {"duplicates_merged", g.duplicates_merged},
+          {"one_way_pairs", g.one_way_pairs},
+          {"two_way_pairs", g.two_way_pairs},
+          {"directed", g.directed}};
+}
+
+std::string graph_input_line(const graph::AttributedGraph& g, std::int64_t nodes_from_ids,
+                             const std::string& name, const std::string& loops_verb) {
+  std::string line = name + ": " + std::to_string(g.num_nodes) + " nodes";
+  if (nodes_from_ids > 0) line += " (" + std::to_string(nodes_from_ids) + " from ids alone)";
+  line += ", " + std::to_string(g.self_loops) + " self-loops " + loops_verb + ", " +
+          std::to_string(g.duplicates_merged) + " duplicate or reversed edges merged";
+  if (!g.directed) {
+    line += ", " + std::to_string(g.one_way_pairs) + " pairs listed one way and " +
+            std::to_string(g.two_way_pairs) + " both ways (read as undirected)";
+  }
+  return line;
+}
+
+std::string orientation_warning(const graph::AttributedGraph& g, const std::string& name,
+                                const std::string& hint) {
+  if (g.directed || !g.mixed_orientation()) return {};
+  return name + " is not symmetric: " + std::to_string(g.one_way_pairs) +
+         " node pairs are listed in one orientation only and " + std::to_string(g.two_way_pairs) +
+         " in both; every edge was read as undirected (" + hint + ")";
+}
+
+void print_warning(const std::string& message) {
+  std::fprintf(stderr, "birkhoff: warning: %s\n", message.c_str());
+}
+
 double peak_rss_mb() { return static_cast<double>(peak_rss_bytes()) / 1e6; }
 
 void print_json(const nlohmann::json& j) { std::cout << j.dump() << std::endl; }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "birkhoff/core/progress.hpp"
+#include "birkhoff/graph/graph.hpp"
 #include "birkhoff/io/npy.hpp"
 #include "birkhoff/transport/solution.hpp"
 
@@ -69,6 +70,25 @@ double seconds_since(std::chrono::steady_clock::time_point start);
 /// The warning printed when a solve ends with marginal_error > marginal_tol (or NaN): which
 /// budget ran out and how far it got.
 void warn_not_converged(const transport::SinkhornReport& report, double marginal_tol);
+
+/// What the graph builder did with a graph folder's input, for the JSON output: nodes,
+/// nodes_from_ids (nodes that only the edge ids gave: N when N was set to the largest id + 1),
+/// `loops_key` (self-loops: "self_loops_used" or "self_loops_dropped"), duplicates_merged
+/// (repeated or reversed entries), one_way_pairs and two_way_pairs (see
+/// graph::AttributedGraph), directed.
+nlohmann::json graph_input_json(const graph::AttributedGraph& g, std::int64_t nodes_from_ids,
+                                const std::string& loops_key);
+/// The same as one line for the text output: "NAME: N nodes (k from ids alone), s self-loops
+/// VERB, m duplicate or reversed edges merged, ...".
+std::string graph_input_line(const graph::AttributedGraph& g, std::int64_t nodes_from_ids,
+                             const std::string& name, const std::string& loops_verb);
+/// The warning for an undirected read of an edge list that gives some pairs in both
+/// orientations and others in one only (AttributedGraph::mixed_orientation); empty when there
+/// is nothing to say. `hint` says what to do instead (naming --directed).
+std::string orientation_warning(const graph::AttributedGraph& g, const std::string& name,
+                                const std::string& hint);
+/// Prints "birkhoff: warning: MESSAGE" on stderr.
+void print_warning(const std::string& message);
 
 /// Peak RSS of this process in MB (10^6 bytes).
 double peak_rss_mb();

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/version.hpp"
@@ -37,11 +38,44 @@ void restart_with_openblas_kernels(char** argv) {
 #endif
 }
 
+/// Reports an argument-parsing error like every other error: "birkhoff: error: ..." on stderr
+/// and exit code 2, with the hint to the --help of the subcommand being parsed. Help and
+/// version requests keep CLI11's output and exit code 0.
+int report_parse_error(const CLI::App& app, const CLI::ParseError& e) {
+  if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+  std::string message = e.what();
+  const std::vector<std::string> left = app.remaining(true);
+  if (app.get_subcommands().empty() && !left.empty()) {
+    // CLI11 only says that a subcommand is required: name the word it did not know.
+    message = (left.front().rfind('-', 0) == 0 ? "unknown option: " : "unknown subcommand: ") +
+              left.front() + " (subcommands:";
+    for (const CLI::App* sub : app.get_subcommands({})) message += " " + sub->get_name();
+    message += ")";
+  } else if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    // CLI11 lists the arguments it did not expect in reverse order in its message; the
+    // parsers' own lists keep the order given.
+    if (!left.empty()) {
+      message = left.size() > 1 ? "unexpected arguments:" : "unexpected argument:";
+      for (const auto& a : left) message += " " + a;
+    }
+  }
+  std::string command = app.get_name();
+  for (const CLI::App* sub : app.get_subcommands()) command += " " + sub->get_name();
+  std::fprintf(stderr, "birkhoff: error: %s\nRun '%s --help' for the options.\n", message.c_str(),
+               command.c_str());
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   restart_with_openblas_kernels(argv);
-  CLI::App app{"birkhoff: optimal transport, graph coarsening and graph alignment at scale"};
+  // Named here, so that usage lines say `birkhoff` and not the path the program was run as.
+  CLI::App app{
+      "birkhoff: optimal transport, graph coarsening and graph alignment at scale. "
+      "Run without arguments for this list (exit code 0); argument errors exit with "
+      "code 2.",
+      "birkhoff"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("birkhoff ") + birkhoff::kVersion);
   birkhoff::cli::add_transport_command(app);
@@ -49,10 +83,14 @@ int main(int argc, char** argv) {
   birkhoff::cli::add_coarsen_command(app);
   birkhoff::cli::add_align_command(app);
   birkhoff::cli::add_generate_command(app);
+  if (argc <= 1) {  // a bare `birkhoff`: the subcommand list, as --help prints it
+    std::fputs(app.help().c_str(), stdout);
+    return 0;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return report_parse_error(app, e);
   } catch (const birkhoff::InvalidInput& e) {
     std::fprintf(stderr, "birkhoff: error: %s\n", e.what());
     return 2;

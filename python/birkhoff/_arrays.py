@@ -27,6 +27,29 @@ def as_points(obj, name: str) -> np.ndarray:
     return arr
 
 
+def as_point_pair(x, y, names=("x", "y")):
+    """Two point clouds of one dtype, as :func:`as_points` gives them.
+
+    A list or tuple takes the dtype of the other argument when that one is an array (float64
+    when both are lists), so ``sinkhorn(x.tolist(), y)`` solves in y's dtype. Two arrays of
+    different dtypes raise TypeError naming the second (the first sets the dtype) and the
+    conversion to make.
+    """
+    x_list, y_list = isinstance(x, (list, tuple)), isinstance(y, (list, tuple))
+    if x_list and not y_list:
+        y = as_points(y, names[1])
+        x = as_points(np.asarray(x, dtype=y.dtype), names[0])
+    else:
+        x = as_points(x, names[0])
+        y = as_points(np.asarray(y, dtype=x.dtype) if y_list else y, names[1])
+    if x.dtype != y.dtype:
+        raise TypeError(
+            f"{names[1]}: dtype {y.dtype} differs from {names[0]}'s {x.dtype}; convert one, "
+            f"e.g. {names[1]}.astype(np.{x.dtype})"
+        )
+    return x, y
+
+
 def as_weights(obj, name: str, dtype: np.dtype):
     """Weights as a contiguous 1-D array of ``dtype`` (converted: weights are O(n)); None stays."""
     if obj is None:

@@ -68,6 +68,11 @@ class Alignment:
         lambda_edge, lambda_feature (float): the weights used.
         metrics (dict or None): with ``truth``: pairs, overlap, overlap_unseeded, exact, hits1,
             hits5, hits10, mrr.
+        graph1, graph2 (dict): what was made of each input: nodes, self_loops_used (diagonal
+            entries of A), duplicates_merged (repeated, or undirected reversed, edges),
+            one_way_pairs and two_way_pairs (node pairs the edge list gives in one orientation
+            only / in both; 0 when directed or dense), directed. An undirected edge list with
+            both kinds issues a RuntimeWarning naming ``directed``.
     """
 
     perm: np.ndarray
@@ -82,11 +87,23 @@ class Alignment:
     lambda_edge: float
     lambda_feature: float
     metrics: dict | None = field(default=None)
+    graph1: dict | None = field(default=None, repr=False)
+    graph2: dict | None = field(default=None, repr=False)
 
     @property
     def overlap(self) -> float | None:
         """Fraction of truth pairs matched correctly (None without ``truth``)."""
         return None if self.metrics is None else self.metrics["overlap"]
+
+    def __repr__(self) -> str:
+        n1, k = self.topk.shape if self.topk.ndim == 2 else (len(self.perm), 0)
+        text = (
+            f"Alignment(n1={n1}, top_k={k}, iterations={self.iterations}, "
+            f"converged={self.converged}, stable={self.stable}"
+        )
+        if self.metrics is not None:
+            text += f", overlap={self.metrics['overlap']:.4g}, hits1={self.metrics['hits1']:.4g}"
+        return text + ")"
 
 
 def _ids(obj, name, shape_hint):
@@ -327,7 +344,18 @@ def align(
         lambda_edge=d["lambda_edge"],
         lambda_feature=d["lambda_feature"],
         metrics=d.get("metrics"),
+        graph1=d["graph1"],
+        graph2=d["graph2"],
     )
+    for name, g in (("edge_index1", result.graph1), ("edge_index2", result.graph2)):
+        if g["one_way_pairs"] and g["two_way_pairs"]:
+            warnings.warn(
+                f"align: {name} is not symmetric: {g['one_way_pairs']} node pairs are listed in "
+                f"one orientation only and {g['two_way_pairs']} in both; every edge was read as "
+                "undirected (pass directed=True to read each column (u, v) as A[u, v] only)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
     if result.nan_restarts:
         warnings.warn(
             f"qpalign: {result.nan_restarts} steps were retried with a halved step "

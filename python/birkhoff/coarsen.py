@@ -40,6 +40,8 @@ class Coarsening:
         reached_target (bool): False when the graph ran out of edges first (one super-node per
             connected component); a RuntimeWarning is issued then.
         self_loops_dropped, duplicates_merged (int): input clean-up counts.
+        one_way_pairs, two_way_pairs (int): node pairs the edge list gives in one orientation
+            only / in both (every edge is read as undirected).
     """
 
     def __init__(self, state, fields):
@@ -125,6 +127,15 @@ def _wrap(state, fields) -> Coarsening:
         warnings.warn(
             f"coarsen: target of {result.target} super-nodes not reachable; the graph ran out of "
             f"edges at {result.num_super_nodes} (one super-node per connected component)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    if result.one_way_pairs and result.two_way_pairs:
+        warnings.warn(
+            f"coarsen: edge_index is not symmetric: {result.one_way_pairs} node pairs are listed "
+            f"in one orientation only and {result.two_way_pairs} in both; every edge was read as "
+            "undirected (NOPE coarsens undirected graphs; birkhoff.align(directed=True) reads a "
+            "directed one)",
             RuntimeWarning,
             stacklevel=3,
         )

@@ -19,7 +19,7 @@ from ._arrays import (
     as_float,
     as_int,
     as_length,
-    as_points,
+    as_point_pair,
     as_weights,
     progress_callback,
 )
@@ -198,7 +198,8 @@ def sinkhorn(
 
     Args:
         x: (n, d) source points, float32 or float64, C-contiguous (numpy or DLPack; not copied).
-        y: (m, d) target points, same dtype as x.
+            A list or tuple is converted to y's dtype when y is an array, else to float64.
+        y: (m, d) target points, same dtype as x (a list or tuple: converted to x's dtype).
         a: (n,) non-negative source weights (zero allowed); default uniform 1/n. Converted to
             x's dtype. Balanced problems need sum(a) == sum(b) (relative 1e-5).
         b: (m,) target weights; default uniform 1/m.
@@ -251,10 +252,7 @@ def sinkhorn(
 
     Source: [flashsinkhorn2026] §2-5; [feydy2019] Alg. 3.5.
     """
-    x = as_points(x, "x")
-    y = as_points(y, "y")
-    if y.dtype != x.dtype:
-        raise TypeError(f"y: dtype {y.dtype} differs from x's {x.dtype}")
+    x, y = as_point_pair(x, y)
     a = as_weights(a, "a", x.dtype)
     b = as_weights(b, "b", x.dtype)
     if reach is not None:

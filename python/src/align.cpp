@@ -49,6 +49,29 @@ graph::AttributedGraph make_graph(std::int64_t n, const std::optional<In<std::in
       edges, n, vector_view(edge_weight, ("edge_weight" + suffix).c_str()), features, options);
 }
 
+// What the builder did with a graph's input (the CLI's "graph1"/"graph2" JSON objects).
+struct InputCounts {
+  std::int64_t nodes = 0, self_loops = 0, duplicates_merged = 0, one_way_pairs = 0,
+               two_way_pairs = 0;
+  bool directed = false;
+};
+
+InputCounts input_counts(const graph::AttributedGraph& g) {
+  return {g.num_nodes,     g.self_loops,    g.duplicates_merged,
+          g.one_way_pairs, g.two_way_pairs, g.directed};
+}
+
+nb::dict input_dict(const InputCounts& c) {
+  nb::dict d;
+  d["nodes"] = c.nodes;
+  d["self_loops_used"] = c.self_loops;
+  d["duplicates_merged"] = c.duplicates_merged;
+  d["one_way_pairs"] = c.one_way_pairs;
+  d["two_way_pairs"] = c.two_way_pairs;
+  d["directed"] = c.directed;
+  return d;
+}
+
 nb::dict metrics_dict(const align::AlignMetrics& metrics) {
   nb::dict m;
   m["pairs"] = metrics.pairs;
@@ -112,10 +135,13 @@ nb::dict run_qpalign(std::int64_t n1, std::int64_t n2, std::optional<In<std::int
   o.num_threads = num_threads;
   o.progress = progress_with_signals(progress);
   align::Alignment r;
+  InputCounts c1, c2;
   {
     nb::gil_scoped_release release;
     const auto g1 = make_graph(n1, e1, w1, a1, x1, directed, num_threads, "1");
     const auto g2 = make_graph(n2, e2, w2, a2, x2, directed, num_threads, "2");
+    c1 = input_counts(g1);
+    c2 = input_counts(g2);
     r = align::qpalign(g1, g2, o);
   }
   const auto rows = static_cast<std::size_t>(r.n1), k = static_cast<std::size_t>(r.top_k);
@@ -133,6 +159,8 @@ nb::dict run_qpalign(std::int64_t n1, std::int64_t n2, std::optional<In<std::int
   d["nan_restarts"] = r.nan_restarts;
   d["lambda_edge"] = r.lambda_edge;
   d["lambda_feature"] = r.lambda_feature;
+  d["graph1"] = input_dict(c1);
+  d["graph2"] = input_dict(c2);
   if (r.has_metrics) d["metrics"] = metrics_dict(r.metrics);
   return d;
 }

@@ -42,6 +42,8 @@ nb::dict to_dict(coarsen::MergeTree tree, coarsen::CoarseGraph&& r) {
   d["reached_target"] = tree.reached_target;
   d["self_loops_dropped"] = tree.self_loops_dropped;
   d["duplicates_merged"] = tree.duplicates_merged;
+  d["one_way_pairs"] = tree.one_way_pairs;
+  d["two_way_pairs"] = tree.two_way_pairs;
   d["heap_pushes"] = tree.heap_pushes;
   return d;
 }

@@ -10,12 +10,26 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 
 #include "birkhoff/core/system.hpp"
 
 namespace birkhoff {
 
 std::int64_t peak_rss_bytes() {
+#if defined(__linux__)
+  // VmHWM is this address space's own high-water mark: getrusage's ru_maxrss carries the
+  // peak of the process image replaced by exec (a CLI started from a large Python process).
+  if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    long long kib = -1;
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+      if (std::sscanf(line, "VmHWM: %lld kB", &kib) == 1) break;
+    }
+    std::fclose(f);
+    if (kib >= 0) return static_cast<std::int64_t>(kib) * 1024;
+  }
+#endif
   rusage usage{};
   if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
   return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB

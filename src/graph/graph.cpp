@@ -2,6 +2,7 @@
 #include "birkhoff/graph/graph.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -52,6 +53,44 @@ std::int64_t sort_unique(std::pair<std::int32_t, double>* first,
     first[w++] = *p;
   }
   return w;
+}
+
+// Counts the pairs {i, j}, i != j, of the undirected graph `g` that the columns of `edge_index`
+// list in one orientation only and in both: one bit per CSR entry (i, j), set when a column
+// (i, j) is given; every pair has at least one of its two bits set.
+void count_orientations(const std::int64_t* src, const std::int64_t* dst, std::int64_t cols,
+                        int num_threads, AttributedGraph& g) {
+  const auto entry = [&g](std::int64_t i, std::int64_t j) {
+    const std::int32_t* first = g.indices.data() + g.indptr[i];
+    const std::int32_t* last = g.indices.data() + g.indptr[i + 1];
+    return std::lower_bound(first, last, static_cast<std::int32_t>(j)) - g.indices.data();
+  };
+  std::vector<std::uint64_t> given((g.indices.size() + 63) / 64, 0);
+  const bool parallel = cols > (1 << 16);
+#pragma omp parallel for schedule(static) num_threads(resolve_threads(num_threads)) if (parallel)
+  for (std::int64_t e = 0; e < cols; ++e) {
+    if (src[e] == dst[e]) continue;
+    const std::int64_t k = entry(src[e], dst[e]);
+    std::atomic_ref<std::uint64_t>(given[static_cast<std::size_t>(k >> 6)])
+        .fetch_or(std::uint64_t{1} << (k & 63), std::memory_order_relaxed);
+  }
+  const auto is_given = [&given](std::int64_t k) {
+    return (given[static_cast<std::size_t>(k >> 6)] >> (k & 63)) & 1;
+  };
+  std::int64_t one_way = 0, two_way = 0;
+#pragma omp parallel for schedule(dynamic, 1024) num_threads(resolve_threads(num_threads)) \
+    reduction(+ : one_way, two_way) if (parallel)
+  for (std::int64_t i = 0; i < g.num_nodes; ++i) {
+    for (std::int64_t k = g.indptr[i]; k < g.indptr[i + 1]; ++k) {
+      const std::int64_t j = g.indices[k];
+      if (j <= i) continue;
+      const bool forward = is_given(k), backward = is_given(entry(j, i));
+      one_way += forward != backward;
+      two_way += forward && backward;
+    }
+  }
+  g.one_way_pairs = one_way;
+  g.two_way_pairs = two_way;
 }
 
 }  // namespace
@@ -193,6 +232,7 @@ AttributedGraph from_edge_index(MatrixView<const std::int64_t> edge_index, std::
   // Entries between distinct nodes, before and after the merging of repeats.
   const std::int64_t repeats = (raw_size - g.self_loops) - (nnz - loops);
   g.duplicates_merged = mirror ? repeats / 2 : repeats;
+  if (mirror) count_orientations(src, dst, cols, options.num_threads, g);
   return g;
 }
 

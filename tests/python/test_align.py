@@ -74,6 +74,39 @@ def test_directed_graph_aligns_with_its_relabelled_copy():
     assert not np.array_equal(res.perm, np.argsort(perm))
 
 
+def test_inputs_are_reported_and_mixed_orientations_warn():
+    # Self-loops at 3 (twice) and 4, {0, 1} both ways, {1, 2} one way, (2, 3) twice one way.
+    e = np.array([[0, 1, 1, 2, 2, 3, 3, 4], [1, 0, 2, 3, 3, 3, 3, 4]])
+    x = np.random.default_rng(0).standard_normal((5, 2)).astype(np.float32)
+    with pytest.warns(RuntimeWarning) as record:
+        res = birkhoff.align(e, e, x1=x, x2=x, max_iter=3)
+    messages = sorted(str(w.message) for w in record)
+    assert len(messages) == 2 and all("directed=True" in m for m in messages)
+    assert "edge_index1 is not symmetric: 2 node pairs" in messages[0]
+    assert "edge_index2 is not symmetric" in messages[1]
+    assert res.graph1 == {
+        "nodes": 5,
+        "self_loops_used": 3,
+        "duplicates_merged": 2,
+        "one_way_pairs": 2,
+        "two_way_pairs": 1,
+        "directed": False,
+    }
+    assert res.graph2 == res.graph1 and "graph1" not in repr(res)
+    res = birkhoff.align(e, e, x1=x, x2=x, max_iter=3, directed=True)
+    assert (res.graph1["duplicates_merged"], res.graph1["one_way_pairs"]) == (1, 0)
+
+
+def test_repr_is_one_short_line():
+    e = np.array([[i for i in range(299)], [i + 1 for i in range(299)]])
+    truth = np.stack([np.arange(300), np.arange(300)], axis=1)
+    res = birkhoff.align(e, e, max_iter=3, truth=truth)
+    text = repr(res)
+    assert "\n" not in text and len(text) < 120, text
+    assert text.startswith("Alignment(n1=300, top_k=10, iterations=")
+    assert f"overlap={res.overlap:.4g}" in text
+
+
 def test_seeds_are_honoured_exactly():
     inst = datasets.correlated_wigner(60, 4, 0.1, 0.1, seed=9)
     rows = np.array([0, 7, 13, 42, 59])

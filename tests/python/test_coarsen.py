@@ -67,6 +67,13 @@ def test_self_loops_and_duplicates_are_counted():
     e = np.array([[0, 1, 1, 2], [1, 0, 1, 2]])
     r = birkhoff.coarsen(x, e, ratio=1.0)
     assert (r.self_loops_dropped, r.duplicates_merged) == (2, 1)
+    assert (r.one_way_pairs, r.two_way_pairs) == (0, 1)  # {0, 1} is listed both ways
+    with pytest.warns(RuntimeWarning, match="edge_index is not symmetric: 1 node pairs"):
+        r = birkhoff.coarsen(x, np.array([[0, 1, 1], [1, 0, 2]]), ratio=1.0)
+    assert (r.one_way_pairs, r.two_way_pairs) == (1, 1)  # {1, 2} one way only
+    with _no_warning():  # each edge once: an undirected encoding
+        r = birkhoff.coarsen(x, np.array([[0, 1], [1, 2]]), ratio=1.0)
+    assert (r.one_way_pairs, r.two_way_pairs) == (2, 0)
 
 
 def test_trivial_graphs():

@@ -43,6 +43,12 @@ CASES = [
     ("int points", lambda x, y: (x.astype(np.int64), y, None, None, {}), TypeError, "x"),
     ("mixed dtypes", lambda x, y: (x, y.astype(np.float32), None, None, {}), TypeError, "y"),
     (
+        "list and bad y",
+        lambda x, y: (x.tolist(), y.astype(np.int32), None, None, {}),
+        TypeError,
+        "y",
+    ),
+    (
         "not contiguous",
         lambda x, y: (np.asfortranarray(np.vstack([x, x])), y, None, None, {}),
         TypeError,
@@ -58,6 +64,18 @@ def test_python_raises_naming_the_argument(name, make, exc, argument):
     x, y, a, b, kw = make(*good())
     with pytest.raises(exc, match=rf"^{argument}\b"):
         birkhoff.sinkhorn(x, y, a, b, **kw)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_list_takes_the_dtype_of_the_other_cloud(dtype):
+    x, y = good(30, 20, 2, dtype)
+    want = birkhoff.sinkhorn(x, y, blur=0.2)
+    for args in [(x.tolist(), y), (x, y.tolist()), (tuple(map(tuple, x)), y)]:
+        got = birkhoff.sinkhorn(*args, blur=0.2)
+        assert got.f.dtype == dtype
+        np.testing.assert_array_equal(got.f, want.f)
+    both = birkhoff.sinkhorn(x.tolist(), y.tolist(), blur=0.2)
+    assert both.f.dtype == np.float64
 
 
 @pytest.mark.skipif(CLI is None, reason="the birkhoff command is not installed (pip install .)")

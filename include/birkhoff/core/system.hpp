@@ -5,7 +5,8 @@
 
 namespace birkhoff {
 
-/// Peak resident set size of this process so far, in bytes (0 where the OS does not tell).
+/// Peak resident set size of this process so far, in bytes: Linux's VmHWM (the current program
+/// image's own peak, not carried across exec), else getrusage; 0 where the OS does not tell.
 std::int64_t peak_rss_bytes();
 
 /// The thread count a parallel region should use: `requested` when positive, else OpenMP's

@@ -30,7 +30,17 @@ struct AttributedGraph {
   /// ... and the input entries u != v that repeated an edge already seen (in either
   /// orientation when undirected: a PyG-style edge_index listing both reports E here).
   std::int64_t duplicates_merged = 0;
+  /// Undirected builds from an edge list: the node pairs {u, v}, u != v, that the input lists
+  /// in one orientation only, and those it lists in both. A list that gives every edge once
+  /// (one_way only) or in both orientations (two_way only) is an undirected encoding; one that
+  /// mixes them looks like a directed graph read as undirected (see mixed_orientation()).
+  /// Both 0 for directed builds and for from_adjacency.
+  std::int64_t one_way_pairs = 0;
+  std::int64_t two_way_pairs = 0;
 
+  /// True when an undirected build's edge list gives some pairs in both orientations and
+  /// others in one only: a directed graph, probably, that was read as undirected.
+  bool mixed_orientation() const { return one_way_pairs > 0 && two_way_pairs > 0; }
   /// Entries of the CSR (nnz).
   std::int64_t num_entries() const { return static_cast<std::int64_t>(indices.size()); }
   /// Feature dimension D (0 without features).

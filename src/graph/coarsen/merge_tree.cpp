@@ -50,6 +50,8 @@ MergeTree prefix(const MergeTree& tree, std::int64_t n_coarse) {
   out.reached_target = reached;
   out.self_loops_dropped = tree.self_loops_dropped;
   out.duplicates_merged = tree.duplicates_merged;
+  out.one_way_pairs = tree.one_way_pairs;
+  out.two_way_pairs = tree.two_way_pairs;
   out.heap_pushes = tree.heap_pushes;
   return out;
 }

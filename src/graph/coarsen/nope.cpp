@@ -42,6 +42,8 @@ MergeTree nope(const graph::AttributedGraph& graph, const NopeOptions& options) 
   out.target = target;
   out.self_loops_dropped = graph.self_loops;
   out.duplicates_merged = graph.duplicates_merged;
+  out.one_way_pairs = graph.one_way_pairs;
+  out.two_way_pairs = graph.two_way_pairs;
   if (n > 0) {
     if (options.variant == Variant::Nope) {
       detail::MergeLoop<detail::NopeKey>(graph, edges, options).run(target, out);

@@ -1,10 +1,12 @@
 #include "birkhoff/graph/graph.hpp"
 
 #include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
 
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +30,9 @@ TEST(AttributedGraph, BuildsSymmetricSortedCsr) {
   EXPECT_EQ(g.num_entries(), 7);  // three edges both ways, the self-loop once
   EXPECT_EQ(g.self_loops, 1);
   EXPECT_EQ(g.duplicates_merged, 2);
+  EXPECT_EQ(g.one_way_pairs, 1);  // {0, 4}; {0, 1} and {1, 3} are given both ways
+  EXPECT_EQ(g.two_way_pairs, 2);
+  EXPECT_TRUE(g.mixed_orientation());
   EXPECT_EQ(g.indptr, (std::vector<std::int64_t>{0, 2, 4, 5, 6, 7}));
   EXPECT_EQ(g.indices, (std::vector<std::int32_t>{1, 4, 0, 3, 2, 1, 0}));
   EXPECT_TRUE(g.weights.empty());
@@ -47,6 +52,7 @@ TEST(AttributedGraph, DirectedWeightedEdgesKeepTheirOrientation) {
   EXPECT_EQ(g.weights, (std::vector<double>{2.0, 3.0, 5.0}));
   EXPECT_EQ(g.self_loops, 1);
   EXPECT_EQ(g.duplicates_merged, 1);
+  EXPECT_EQ(g.one_way_pairs + g.two_way_pairs, 0);  // orientations are counted undirected only
   EXPECT_EQ(g.dim(), 0);
   // Read as undirected, 0-1 is listed with weights 2 and 3: a conflict.
   try {
@@ -160,6 +166,29 @@ TEST(AttributedGraph, AcceptsEmptyGraphs) {
   const auto g = from_edge_index({none.data(), 2, 0}, {x.data(), 4, 1});
   EXPECT_EQ(g.num_entries(), 0);
   EXPECT_EQ(g.indptr.size(), 5u);
+}
+
+// The orientation counts against a set of the ordered pairs given.
+RC_GTEST_PROP(AttributedGraphProperties, CountsPairsGivenOneWayAndBothWays, ()) {
+  const int n = *rc::gen::inRange(1, 30);
+  const auto pairs = *rc::gen::container<std::vector<std::pair<int, int>>>(
+      rc::gen::pair(rc::gen::inRange(0, n), rc::gen::inRange(0, n)));
+  std::vector<std::int64_t> e(2 * pairs.size());
+  std::set<std::pair<int, int>> given;
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    e[k] = pairs[k].first;
+    e[pairs.size() + k] = pairs[k].second;
+    if (pairs[k].first != pairs[k].second) given.insert(pairs[k]);
+  }
+  std::int64_t one_way = 0, two_way = 0;
+  for (const auto& [u, v] : given) {
+    if (u > v && given.count({v, u})) continue;  // the pair is counted from (v, u)
+    (given.count({v, u}) ? two_way : one_way) += 1;
+  }
+  const auto g = from_edge_index(edges(e), n);
+  RC_ASSERT(g.one_way_pairs == one_way);
+  RC_ASSERT(g.two_way_pairs == two_way);
+  RC_ASSERT(g.mixed_orientation() == (one_way > 0 && two_way > 0));
 }
 
 }  // namespace

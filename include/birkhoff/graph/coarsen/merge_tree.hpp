@@ -26,7 +26,11 @@ struct MergeTree {
   bool reached_target = true;
   std::int64_t self_loops_dropped = 0;  ///< input self-loops, which the merges ignore
   std::int64_t duplicates_merged = 0;   ///< input entries that repeated an edge
-  std::int64_t heap_pushes = 0;         ///< E + the new nodes' degrees (as the reference counts)
+  /// Input pairs listed in one orientation only / in both (AttributedGraph::one_way_pairs):
+  /// NOPE reads every edge as undirected.
+  std::int64_t one_way_pairs = 0;
+  std::int64_t two_way_pairs = 0;
+  std::int64_t heap_pushes = 0;  ///< E + the new nodes' degrees (as the reference counts)
 
   std::int64_t num_merges() const { return static_cast<std::int64_t>(keys.size()); }
 };
