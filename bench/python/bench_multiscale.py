@@ -67,7 +67,7 @@ def main():
                 f"| {t_dense / t:.2f} |",
                 flush=True,
             )
-        if not args.no_pot and n <= 20000:
+        if not args.no_pot and n <= 10000:
             (cost, iters), t = timed(pot_converged, x, y, args.blur**2, 1e-3)
             print(
                 f"| {n} | POT sinkhorn_log | {iters} | 1 | {t:.2f} | {abs(cost - ref) / ref:.1e} "
