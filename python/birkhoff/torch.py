@@ -122,17 +122,19 @@ class _Settings:
             self.reach_a,
             self.reach_b,
             self.epsilon,
-            self.scaling,
-            self.diameter,
-            self.iterations,
-            self.tol,
             self.debias,
             xl,
             yl,
             table,
             float(weight),
-            self.num_threads,
-            self.schedule,
+            {
+                "scaling": self.scaling,
+                "diameter": self.diameter,
+                "iterations": self.iterations,
+                "tol": self.tol,
+                "num_threads": self.num_threads,
+                "schedule": self.schedule,
+            },
         )
 
 

@@ -262,6 +262,25 @@ def sinkhorn(
     # The core's epsilon is blur**2 (or the last value of an explicit schedule).
     epsilon = epsilons[-1] if epsilons else as_length(blur, "blur") ** 2
     with argument_names({} if epsilons else {"epsilon": "blur"}):
+        # Solver options by their described names (birkhoff/transport/describe.hpp): the
+        # core fills the rest from its defaults and names any spelling it does not know.
+        options = {
+            "scaling": as_float(scaling, "scaling"),
+            "diameter": as_float(diameter, "diameter", True),
+            "epsilons": epsilons,
+            "iterations": as_int(iterations, "iterations"),
+            "update": str(update),
+            "last_extrapolation": bool(last_extrapolation),
+            "tol": as_float(tol, "tol", True),
+            "check_every": as_int(check_every, "check_every", 1),
+            "marginal_tol": as_float(marginal_tol, "marginal_tol"),
+            "num_threads": as_int(num_threads, "num_threads", 0, 4096),
+            "schedule": str(schedule),
+            "backend": str(backend),
+            "max_iter": as_int(max_iter, "max_iter", 1),
+            "acceleration": str(acceleration),
+            "block_size": as_int(block_size, "block_size"),
+        }
         native = _birkhoff.sinkhorn(
             x,
             y,
@@ -271,23 +290,9 @@ def sinkhorn(
             as_float(reach_a, "reach_a", True),
             as_float(reach_b, "reach_b", True),
             epsilon,
-            as_float(scaling, "scaling"),
-            as_float(diameter, "diameter", True),
-            epsilons,
-            as_int(iterations, "iterations"),
-            str(update),
-            bool(last_extrapolation),
-            as_float(tol, "tol", True),
-            as_int(check_every, "check_every", 1),
-            as_float(marginal_tol, "marginal_tol"),
-            as_int(num_threads, "num_threads", 0, 4096),
             bool(debias),
             progress_callback(progress),
-            str(schedule),
-            str(backend),
-            as_int(max_iter, "max_iter", 1),
-            str(acceleration),
-            as_int(block_size, "block_size"),
+            options,
         )
     result = SinkhornResult(native, x, y)
     if warn and not result.converged:

@@ -4,7 +4,9 @@
 #include <nanobind/stl/vector.h>
 
 #include "arrays.hpp"
+#include "birkhoff/transport/describe.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
+#include "describe.hpp"
 
 namespace birkhoff::python {
 namespace {
@@ -26,80 +28,25 @@ nb::ndarray<nb::numpy, T> copy_vector(std::span<const T> v) {
   return to_numpy(std::vector<T>(v.begin(), v.end()), {v.size()});
 }
 
+// The report's described fields (the CLI's JSON keys) and the per-iteration errors.
 nb::dict report_dict(const transport::SinkhornReport& r) {
-  nb::dict d;
-  d["schedule"] = r.schedule;
-  d["backend"] = r.backend;
-  d["backend_reason"] = r.backend_reason;
-  d["acceleration"] = r.acceleration;
-  d["budget_exhausted"] = r.budget_exhausted;
-  d["stalled"] = r.stalled;
-  d["working_dtype"] = r.working_dtype;
-  d["truncation_bound"] = r.truncation_bound;
-  d["kept_fraction"] = r.kept_fraction;
+  nb::dict d = to_dict(r);
   d["marginal_errors"] = r.marginal_errors;
-  nb::list levels;
-  for (const auto& l : r.levels) {
-    nb::dict e;
-    e["name"] = l.name;
-    e["epsilon_start"] = l.epsilon_start;
-    e["epsilon_end"] = l.epsilon_end;
-    e["iterations"] = l.iterations;
-    e["kept_fraction"] = l.kept_fraction;
-    levels.append(e);
-  }
-  d["levels"] = levels;
   return d;
 }
 
 template <class T>
 Solved<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b, bool half_cost,
                 std::optional<double> reach_a, std::optional<double> reach_b, double epsilon,
-                double scaling, std::optional<double> diameter, std::vector<double> epsilons,
-                int iterations, const std::string& update, bool last_extrapolation,
-                std::optional<double> tol, int check_every, double marginal_tol, int num_threads,
-                bool debias, nb::object progress, const std::string& schedule,
-                const std::string& backend, int max_iter, const std::string& acceleration,
-                int block_size) {
-  require(update == "symmetric" || update == "alternating", "update",
-          "must be 'symmetric' or 'alternating', got '" + update + "'");
-  require(schedule == "auto" || schedule == "converge" || schedule == "geomloss", "schedule",
-          "must be 'auto', 'converge' or 'geomloss', got '" + schedule + "'");
-  require(backend == "auto" || backend == "dense" || backend == "multiscale", "backend",
-          "must be 'auto', 'dense' or 'multiscale', got '" + backend + "'");
-  require(acceleration == "none" || acceleration == "over-relaxation" || acceleration == "anderson",
-          "acceleration",
-          "must be 'none', 'over-relaxation' or 'anderson', got '" + acceleration + "'");
+                bool debias, nb::object progress, const nb::dict& options) {
   const auto xv = matrix(x, "x"), yv = matrix(y, "y");
   OtProblem<T> problem;
   problem.a = vector_view(a, "a");
   problem.b = vector_view(b, "b");
   problem.epsilon = epsilon;
   problem.marginals = transport::marginals_from_reach(reach_a, reach_b);
-  transport::SinkhornOptions o;
-  o.scaling = scaling;
-  o.diameter = diameter;
-  o.epsilons = std::move(epsilons);
-  o.iterations = iterations;
-  o.update =
-      update == "alternating" ? transport::Update::Alternating : transport::Update::Symmetric;
-  o.last_extrapolation = last_extrapolation;
-  o.tol = tol;
-  o.check_every = check_every;
-  o.marginal_tol = marginal_tol;
-  o.num_threads = num_threads;
+  auto o = options_from_kwargs<transport::SinkhornOptions>(options);
   o.progress = progress_with_signals(progress);
-  o.schedule = schedule == "converge"   ? transport::Schedule::Converge
-               : schedule == "geomloss" ? transport::Schedule::GeomLoss
-                                        : transport::Schedule::Auto;
-  o.backend = backend == "dense"        ? transport::Backend::Dense
-              : backend == "multiscale" ? transport::Backend::Multiscale
-                                        : transport::Backend::Auto;
-  o.max_iter = max_iter;
-  o.acceleration = acceleration == "none"       ? transport::Acceleration::None
-                   : acceleration == "anderson" ? transport::Acceleration::Anderson
-                                                : transport::Acceleration::OverRelaxation;
-  o.block_size = block_size;
   Solved<T> s;
   {
     nb::gil_scoped_release release;
@@ -208,12 +155,7 @@ void bind(nb::module_& m, const char* name) {
 
   m.def("sinkhorn", &solve<T>, nb::arg("x"), nb::arg("y"), nb::arg("a").none(), nb::arg("b").none(),
         nb::arg("half_cost"), nb::arg("reach_a").none(), nb::arg("reach_b").none(),
-        nb::arg("epsilon"), nb::arg("scaling"), nb::arg("diameter").none(), nb::arg("epsilons"),
-        nb::arg("iterations"), nb::arg("update"), nb::arg("last_extrapolation"),
-        nb::arg("tol").none(), nb::arg("check_every"), nb::arg("marginal_tol"),
-        nb::arg("num_threads"), nb::arg("debias"), nb::arg("progress").none(),
-        nb::arg("schedule") = "auto", nb::arg("backend") = "auto", nb::arg("max_iter") = 20000,
-        nb::arg("acceleration") = "over-relaxation", nb::arg("block_size") = 32);
+        nb::arg("epsilon"), nb::arg("debias"), nb::arg("progress").none(), nb::arg("options"));
 }
 
 }  // namespace

@@ -7,8 +7,10 @@
 
 #include "arrays.hpp"
 #include "birkhoff/transport/c_transform.hpp"
+#include "birkhoff/transport/describe.hpp"
 #include "birkhoff/transport/hvp.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
+#include "describe.hpp"
 
 namespace birkhoff::python {
 namespace {
@@ -33,27 +35,16 @@ nb::ndarray<nb::numpy, T> copy_of(std::span<const T> v) {
 template <class T>
 OtSolve<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b, bool half_cost,
                  std::optional<double> reach_a, std::optional<double> reach_b, double epsilon,
-                 double scaling, std::optional<double> diameter, int iterations,
-                 std::optional<double> tol, bool debias, std::optional<In<std::int64_t>> x_labels,
+                 bool debias, std::optional<In<std::int64_t>> x_labels,
                  std::optional<In<std::int64_t>> y_labels, std::optional<In<double>> label_cost,
-                 double label_weight, int num_threads, const std::string& schedule) {
-  require(schedule == "auto" || schedule == "converge" || schedule == "geomloss", "schedule",
-          "must be 'auto', 'converge' or 'geomloss', got '" + schedule + "'");
+                 double label_weight, const nb::dict& options) {
   const auto xv = matrix(x, "x"), yv = matrix(y, "y");
   transport::OtProblem<T> problem;
   problem.a = vector_view(a, "a");
   problem.b = vector_view(b, "b");
   problem.epsilon = epsilon;
   problem.marginals = transport::marginals_from_reach(reach_a, reach_b);
-  transport::SinkhornOptions o;
-  o.scaling = scaling;
-  o.diameter = diameter;
-  o.iterations = iterations;
-  o.tol = tol;
-  o.num_threads = num_threads;
-  o.schedule = schedule == "converge"   ? transport::Schedule::Converge
-               : schedule == "geomloss" ? transport::Schedule::GeomLoss
-                                        : transport::Schedule::Auto;
+  auto o = options_from_kwargs<transport::SinkhornOptions>(options);
   o.progress = progress_with_signals(nb::none());
   const Cost cost = half_cost ? Cost::HalfSqEuclidean : Cost::SqEuclidean;
   std::optional<transport::LabelCost> labels;
@@ -207,10 +198,9 @@ void bind(nb::module_& m, const char* name) {
 
   m.def("ot_solve", &solve<T>, nb::arg("x"), nb::arg("y"), nb::arg("a").none(), nb::arg("b").none(),
         nb::arg("half_cost"), nb::arg("reach_a").none(), nb::arg("reach_b").none(),
-        nb::arg("epsilon"), nb::arg("scaling"), nb::arg("diameter").none(), nb::arg("iterations"),
-        nb::arg("tol").none(), nb::arg("debias"), nb::arg("x_labels").none(),
+        nb::arg("epsilon"), nb::arg("debias"), nb::arg("x_labels").none(),
         nb::arg("y_labels").none(), nb::arg("label_cost").none(), nb::arg("label_weight"),
-        nb::arg("num_threads"), nb::arg("schedule") = "auto");
+        nb::arg("options"));
 
   m.def(
       "c_transform",
