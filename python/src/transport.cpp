@@ -60,7 +60,7 @@ Solved<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b
                 std::optional<double> tol, int check_every, double marginal_tol, int num_threads,
                 bool debias, nb::object progress, const std::string& schedule,
                 const std::string& backend, int max_iter, const std::string& acceleration,
-                int block_size) {
+                int block_size, std::optional<double> mass) {
   require(update == "symmetric" || update == "alternating", "update",
           "must be 'symmetric' or 'alternating', got '" + update + "'");
   require(schedule == "auto" || schedule == "converge" || schedule == "geomloss", "schedule",
@@ -77,6 +77,10 @@ Solved<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b
   problem.b = vector_view(b, "b");
   problem.epsilon = epsilon;
   problem.marginals = transport::marginals_from_reach(reach_a, reach_b);
+  if (mass) {
+    require(!reach_a && !reach_b, "mass", "partial OT excludes reach (unbalanced OT)");
+    problem.marginals = transport::Partial{*mass};
+  }
   transport::SinkhornOptions o;
   o.scaling = scaling;
   o.diameter = diameter;
@@ -160,6 +164,7 @@ void bind(nb::module_& m, const char* name) {
       .def_prop_ro(
           "g_bb", [](const S& s) { return copy_vector(s.div->g_bb()); }, nb::rv_policy::move)
       .def_prop_ro("transport_cost", [](const S& s) { return s.xy.report().transport_cost; })
+      .def_prop_ro("multiplier", [](const S& s) { return s.xy.multiplier(); })
       .def_prop_ro("epsilon", [](const S& s) { return s.xy.report().epsilon; })
       .def_prop_ro("iterations", [](const S& s) { return s.xy.report().iterations; })
       .def_prop_ro("converged", [](const S& s) { return s.xy.report().converged; })
@@ -214,7 +219,8 @@ void bind(nb::module_& m, const char* name) {
         nb::arg("tol").none(), nb::arg("check_every"), nb::arg("marginal_tol"),
         nb::arg("num_threads"), nb::arg("debias"), nb::arg("progress").none(),
         nb::arg("schedule") = "auto", nb::arg("backend") = "auto", nb::arg("max_iter") = 20000,
-        nb::arg("acceleration") = "over-relaxation", nb::arg("block_size") = 32);
+        nb::arg("acceleration") = "over-relaxation", nb::arg("block_size") = 32,
+        nb::arg("mass").none() = nb::none());
 }
 
 }  // namespace

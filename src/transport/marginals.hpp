@@ -26,21 +26,41 @@ class MarginalPolicy {
   /// True when the side's marginal is a hard constraint (it counts in marginal_error).
   bool hard(Axis axis) const;
 
+  /// The transported mass of partial OT; unset for the other policies.
+  std::optional<double> partial_mass() const { return mass_; }
+
+  /// Partial OT keeps the potentials f + lambda (rows) and g (columns), f, g <= 0 the
+  /// multipliers of P1 <= a, P^T 1 <= b and lambda the one of the mass: the cap of a side's
+  /// standard potential, lambda for X and 0 for Y (+inf for the other policies).
+  double cap(Axis axis, double lambda) const;
+
   /// The averaged update of a shifted potential h (= standard - offset) from its soft
   /// c-transform candidate (same form): h <- (1 - w) h + w target, where target is the
   /// candidate itself for a hard side and its damped version lambda cand - (1 - lambda) offset,
   /// lambda = 1 / (1 + eps / rho), for a relaxed one ([sejourne2019]; [flashsinkhorn2026]
   /// §2.5: the offset term makes the damping act on the standard potential).
+  /// Partial OT: the target is min(candidate, cap - offset), the exact maximiser of the dual
+  /// over that side's potential under its cap ([benamou2015] §5.2 in the log domain).
   template <class T>
   void update(Axis axis, std::vector<T>& h, const std::vector<T>& candidate, const T* offset,
-              double eps, double w) const;
+              double eps, double w, double multiplier = 0) const;
+
+  /// Partial OT, after the column update: the shift of lambda (and of the row potential) that
+  /// makes the plan's total mass equal to `mass`, eps log(mass / total), where total is read
+  /// off the column candidate (sum_j w_j exp((h_j - cand_j) / eps)). Also returns |total -
+  /// mass| / mass, the mass error before the shift.
+  template <class T>
+  std::pair<double, double> mass_shift(const std::vector<T>& h, const std::vector<T>& candidate,
+                                       const T* weights, double eps) const;
 
   /// The value of standard potentials f, g with weights wa, wb (GeomLoss's formula,
   /// [flashsinkhorn2026] §1.4, §4.3): a hard side contributes <w, h>; a relaxed side (rho +
   /// eps/2 if the other side is relaxed too, else rho) <w, 1 - exp(-h/rho)>.
+  /// Partial OT: <a, f - lambda> + <b, g> + lambda mass, the primal <P, C> + eps sum P log(P /
+  /// (a x b)) at the optimum (complementary slackness).
   template <class T>
   double value(std::span<const T> f, std::span<const T> g, std::span<const T> wa,
-               std::span<const T> wb, double eps) const;
+               std::span<const T> wb, double eps, double multiplier = 0) const;
 
   /// d value / d w_i at the optimum (envelope theorem): h_i on a hard side; on a relaxed
   /// side rho (1 - e) - eps e, plus eps/2 when the other side is relaxed too, e = exp(-h_i/rho).
@@ -56,10 +76,13 @@ class MarginalPolicy {
   /// The side's marginal error of the plan built from the potential h before an update, read
   /// off its candidate: the plan's marginal there is r_i = w_i exp((h_i - cand_i) / eps) (both
   /// shifted alike). Returns {sum_i |r_i - t_i|, sum_i t_i}, t = target_mass.
+  /// Partial OT: t_i is the marginal the capped update would give, min(w_i, r_i exp((cap -
+  /// h_i - offset_i) / eps)): zero exactly at the fixed point (KKT: r_i = w_i where the
+  /// potential is below its cap, r_i <= w_i at the cap).
   template <class T>
   std::pair<double, double> residual(Axis axis, const std::vector<T>& h,
                                      const std::vector<T>& candidate, const T* offset,
-                                     const T* weights, double eps) const;
+                                     const T* weights, double eps, double multiplier = 0) const;
 
   /// 1 / lambda = 1 + eps / rho on a relaxed side, 1 on a hard one: the factor by which the
   /// side's block of the dual Hessian exceeds its plan marginal ([flashsinkhorn2026] §7.2).
@@ -68,6 +91,7 @@ class MarginalPolicy {
  private:
   MarginalPolicy() = default;
   std::array<std::optional<double>, 2> reach_{};
+  std::optional<double> mass_;
 };
 
 }  // namespace birkhoff::transport::detail

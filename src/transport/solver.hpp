@@ -36,6 +36,9 @@ class Solver {
   /// One Gauss-Seidel iteration (f, then g, then the self terms) with relaxation w; returns
   /// the marginal error estimate read off the candidates.
   double alternating_iteration(double eps, double w);
+  /// Partial OT, after the column update: lambda (and the row potential) shifted so that the
+  /// plan carries the mass; returns the mass error before the shift.
+  double mass_step(double eps);
   void progress(std::int64_t done, std::int64_t total, double eps, double error) const;
   double change_since(const std::vector<std::vector<T>>& snapshot) const;
   double label_transport_cost() const;
@@ -58,6 +61,9 @@ class Solver {
   std::vector<T> fh_, gh_, fah_, gbh_;
   std::vector<T> fh_grad_, gh_grad_, fah_grad_, gbh_grad_;
   std::vector<T> cand_f_, cand_g_;
+  // Partial OT: the mass multiplier, folded into the row potential (f_standard = f + lambda).
+  double lambda_ = 0;
+  bool partial_ = false;
   mutable LseOut<T> scratch_;
   double epsilon_ = 0;
   int iterations_ = 0;
