@@ -48,7 +48,8 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym,
   problem.epsilon = args.blur * args.blur;
   problem.marginals = transport::marginals_from_reach(args.reach, args.reach);
   if (args.mass) {
-    require(!args.reach, "--mass", "partial OT (--mass) and unbalanced OT (--reach) exclude each other");
+    require(!args.reach, "--mass",
+            "partial OT (--mass) and unbalanced OT (--reach) exclude each other");
     problem.marginals = transport::Partial{*args.mass};
   }
   transport::SinkhornOptions o = args.options;

@@ -67,8 +67,7 @@ Solved<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b
           "must be 'auto', 'converge' or 'geomloss', got '" + schedule + "'");
   require(backend == "auto" || backend == "dense" || backend == "multiscale", "backend",
           "must be 'auto', 'dense' or 'multiscale', got '" + backend + "'");
-  require(acceleration == "none" || acceleration == "over-relaxation" ||
-              acceleration == "anderson",
+  require(acceleration == "none" || acceleration == "over-relaxation" || acceleration == "anderson",
           "acceleration",
           "must be 'none', 'over-relaxation' or 'anderson', got '" + acceleration + "'");
   const auto xv = matrix(x, "x"), yv = matrix(y, "y");

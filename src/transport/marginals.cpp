@@ -48,9 +48,7 @@ MarginalPolicy MarginalPolicy::self(Axis axis) const {
   return p;
 }
 
-bool MarginalPolicy::hard(Axis axis) const {
-  return !reach_[index(axis)].has_value() && !mass_;
-}
+bool MarginalPolicy::hard(Axis axis) const { return !reach_[index(axis)].has_value() && !mass_; }
 
 template <class T>
 void MarginalPolicy::update(Axis axis, std::vector<T>& h, const std::vector<T>& candidate,
@@ -77,7 +75,8 @@ double MarginalPolicy::value(std::span<const T> f, std::span<const T> g, std::sp
   if (mass_) {
     double value = multiplier * *mass_;
     for (std::size_t i = 0; i < f.size(); ++i)
-      if (wa[i] != 0) value += static_cast<double>(wa[i]) * (static_cast<double>(f[i]) - multiplier);
+      if (wa[i] != 0)
+        value += static_cast<double>(wa[i]) * (static_cast<double>(f[i]) - multiplier);
     for (std::size_t j = 0; j < g.size(); ++j)
       if (wb[j] != 0) value += static_cast<double>(wb[j]) * static_cast<double>(g[j]);
     return value;
@@ -172,18 +171,18 @@ std::pair<double, double> MarginalPolicy::mass_shift(const std::vector<T>& h,
   return {eps * std::log(*mass_ / total), std::abs(total - *mass_) / *mass_};
 }
 
-#define BIRKHOFF_INSTANTIATE(T)                                                                \
-  template void MarginalPolicy::update(Axis, std::vector<T>&, const std::vector<T>&, const T*, \
-                                       double, double, double) const;                          \
-  template double MarginalPolicy::value(std::span<const T>, std::span<const T>,                \
+#define BIRKHOFF_INSTANTIATE(T)                                                                 \
+  template void MarginalPolicy::update(Axis, std::vector<T>&, const std::vector<T>&, const T*,  \
+                                       double, double, double) const;                           \
+  template double MarginalPolicy::value(std::span<const T>, std::span<const T>,                 \
                                         std::span<const T>, std::span<const T>, double, double) \
-      const;                                                                                   \
-  template std::pair<double, double> MarginalPolicy::mass_shift(                               \
-      const std::vector<T>&, const std::vector<T>&, const T*, double) const;                   \
-  template void MarginalPolicy::add_weight_gradient(Axis, std::span<const T>, double, double,  \
-                                                    std::vector<T>&) const;                    \
-  template std::pair<double, double> MarginalPolicy::residual(                                 \
-      Axis, const std::vector<T>&, const std::vector<T>&, const T*, const T*, double, double) \
+      const;                                                                                    \
+  template std::pair<double, double> MarginalPolicy::mass_shift(                                \
+      const std::vector<T>&, const std::vector<T>&, const T*, double) const;                    \
+  template void MarginalPolicy::add_weight_gradient(Axis, std::span<const T>, double, double,   \
+                                                    std::vector<T>&) const;                     \
+  template std::pair<double, double> MarginalPolicy::residual(                                  \
+      Axis, const std::vector<T>&, const std::vector<T>&, const T*, const T*, double, double)   \
       const;
 BIRKHOFF_INSTANTIATE(float)
 BIRKHOFF_INSTANTIATE(double)

@@ -76,10 +76,9 @@ void add_point_gradient(const detail::MarginalPolicy& policy, Axis axis, const S
   const auto bar = barycentres(r, c, ch.data(), eps, kappa, threads);
   for (std::int64_t i = 0; i < r.n; ++i) {
     const auto si = static_cast<std::size_t>(i);
-    const double mass =
-        masses ? (*masses)[si]
-               : policy.target_mass(axis, static_cast<double>(r.weights[si]),
-                                    static_cast<double>(h[si]));
+    const double mass = masses ? (*masses)[si]
+                               : policy.target_mass(axis, static_cast<double>(r.weights[si]),
+                                                    static_cast<double>(h[si]));
     for (std::int64_t k = 0; k < r.d; ++k) {
       const auto idx = static_cast<std::size_t>(i * r.d + k);
       out[idx] += static_cast<T>(factor * kappa * mass * (r.points[idx] - bar[idx]));

@@ -111,7 +111,8 @@ TEST(Partial, MatchesTheDenseProjectionsForUniformAndRandomWeights) {
       double cost = 0;
       for (std::size_t i = 0; i < 23; ++i)
         for (std::size_t j = 0; j < 17; ++j) {
-          const double dx = inst.x[2 * i] - inst.y[2 * j], dy = inst.x[2 * i + 1] - inst.y[2 * j + 1];
+          const double dx = inst.x[2 * i] - inst.y[2 * j],
+                       dy = inst.x[2 * i + 1] - inst.y[2 * j + 1];
           cost += ref[i * 17 + j] * (dx * dx + dy * dy);
         }
       EXPECT_NEAR(r.report().transport_cost, cost, 1e-7 * cost);
