@@ -53,7 +53,9 @@ def forward(layers, x):
 
 
 def param_count(layers):
-    return sum(w.size + b.size for w, b in layers)
+    """Parameters that are not structurally zero: an A-only neuron reads no B-only neuron and
+    vice versa, so those blocks of a fused layer are zeros that cost nothing."""
+    return sum(int(np.count_nonzero(w)) + b.size for w, b in layers)
 
 
 def match(cost_a, cost_b, t, blur, rng=None):

@@ -52,8 +52,8 @@ class SinkhornResult:
         marginal_error (float): relative L1 violation of the hard marginal constraints,
             max(|P1 - a|_1 / |a|_1, |P^T 1 - b|_1 / |b|_1); for partial OT the violation of
             its optimality conditions over the mass.
-        multiplier (float): partial OT: the multiplier lambda of the mass constraint (the
-            derivative of ``loss`` with respect to the mass); ``f`` holds f + lambda. 0 else.
+        multiplier (float): partial OT: the multiplier lambda of the mass constraint;
+            ``f`` holds f + lambda, and d loss / d mass = lambda + epsilon. 0 else.
     """
 
     def __init__(self, native, x, y):
@@ -344,8 +344,8 @@ def partial_sinkhorn(
 
     Returns:
         SinkhornResult: ``loss`` = <P, C> + epsilon sum P log(P / (a x b)) at the optimum,
-        ``transport_cost`` = <P, C>, ``multiplier`` (d loss / d mass), the plan's products and
-        ``gradients()`` (with respect to x, y, a, b, the mass held fixed).
+        ``transport_cost`` = <P, C>, ``multiplier`` (d loss / d mass - epsilon), the plan's
+        products and ``gradients()`` (with respect to x, y, a, b, the mass held fixed).
 
     Raises:
         ValueError: neither or both of mass and mass_fraction; mass <= 0, NaN, or above

@@ -54,11 +54,14 @@ template <class T>
 void MarginalPolicy::update(Axis axis, std::vector<T>& h, const std::vector<T>& candidate,
                             const T* offset, double eps, double w, double multiplier) const {
   if (mass_) {
-    const double cap = this->cap(axis, multiplier);
-    for (std::size_t i = 0; i < h.size(); ++i) {
-      const double target = std::min(static_cast<double>(candidate[i]), cap - offset[i]);
-      h[i] = static_cast<T>((1.0 - w) * h[i] + w * target);
-    }
+    // The level mu is the row cap (rows) or the shift of the columns against the row
+    // potential's coming shift (columns); see level().
+    const double cap = axis == Axis::X ? multiplier : 0.0;
+    const double shift = axis == Axis::X ? 0.0 : multiplier;
+    for (std::size_t i = 0; i < h.size(); ++i)
+      h[i] = static_cast<T>(
+          std::min(cap - offset[i],
+                   (1.0 - w) * (h[i] - shift) + w * (static_cast<double>(candidate[i]) - shift)));
     return;
   }
   const auto& reach = reach_[index(axis)];
@@ -138,12 +141,11 @@ std::pair<double, double> MarginalPolicy::residual(Axis axis, const std::vector<
                                                    double multiplier) const {
   double diff = 0, total = 0;
   if (mass_) {
-    const double cap = this->cap(axis, multiplier);
     for (std::size_t i = 0; i < h.size(); ++i) {
       const double w = weights[i];
       if (!(w > 0)) continue;
       const double r = w * std::exp((static_cast<double>(h[i]) - candidate[i]) / eps);
-      const double t = std::min(w, w * std::exp((cap - offset[i] - candidate[i]) / eps));
+      const double t = w * std::exp(std::min(0.0, (multiplier - offset[i] - candidate[i]) / eps));
       diff += std::abs(r - t);
       total += t;
     }
@@ -161,28 +163,47 @@ std::pair<double, double> MarginalPolicy::residual(Axis axis, const std::vector<
 }
 
 template <class T>
-std::pair<double, double> MarginalPolicy::mass_shift(const std::vector<T>& h,
-                                                     const std::vector<T>& candidate,
-                                                     const T* weights, double eps) const {
-  double total = 0;
-  for (std::size_t j = 0; j < h.size(); ++j)
-    if (weights[j] > 0)
-      total += weights[j] * std::exp((static_cast<double>(h[j]) - candidate[j]) / eps);
-  return {eps * std::log(*mass_ / total), std::abs(total - *mass_) / *mass_};
+double MarginalPolicy::level(const std::vector<T>& candidate, const T* offset, const T* weights,
+                             double eps) const {
+  // phi(mu) = sum_k w_k min(1, exp((mu - c_k) / eps)) is continuous and increasing: on
+  // [c_(k-1), c_(k)) (sorted) it is W_k + exp(mu / eps + L_k), W_k the weight below and L_k
+  // the log-sum-exp of log w_i - c_i / eps above, so each piece is solved in closed form.
+  std::vector<std::pair<double, double>> c;  // (c_k, log w_k)
+  c.reserve(candidate.size());
+  for (std::size_t k = 0; k < candidate.size(); ++k)
+    if (weights[k] > 0)
+      c.emplace_back(static_cast<double>(candidate[k]) + offset[k],
+                     std::log(static_cast<double>(weights[k])));
+  std::sort(c.begin(), c.end());
+  const std::size_t n = c.size();
+  std::vector<double> suffix(n + 1, -std::numeric_limits<double>::infinity());
+  for (std::size_t k = n; k-- > 0;) {
+    const double v = c[k].second - c[k].first / eps, u = suffix[k + 1];
+    const double hi = std::max(u, v);
+    suffix[k] = hi + std::log1p(std::exp(std::min(u, v) - hi));
+  }
+  double below = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (*mass_ > below) {
+      const double mu = eps * (std::log(*mass_ - below) - suffix[k]);
+      if (mu <= c[k].first) return mu;
+    }
+    below += std::exp(c[k].second);
+  }
+  return c.back().first;  // the mass is everything: every point saturated
 }
 
-#define BIRKHOFF_INSTANTIATE(T)                                                                 \
-  template void MarginalPolicy::update(Axis, std::vector<T>&, const std::vector<T>&, const T*,  \
-                                       double, double, double) const;                           \
-  template double MarginalPolicy::value(std::span<const T>, std::span<const T>,                 \
-                                        std::span<const T>, std::span<const T>, double, double) \
-      const;                                                                                    \
-  template std::pair<double, double> MarginalPolicy::mass_shift(                                \
-      const std::vector<T>&, const std::vector<T>&, const T*, double) const;                    \
-  template void MarginalPolicy::add_weight_gradient(Axis, std::span<const T>, double, double,   \
-                                                    std::vector<T>&) const;                     \
-  template std::pair<double, double> MarginalPolicy::residual(                                  \
-      Axis, const std::vector<T>&, const std::vector<T>&, const T*, const T*, double, double)   \
+#define BIRKHOFF_INSTANTIATE(T)                                                                   \
+  template void MarginalPolicy::update(Axis, std::vector<T>&, const std::vector<T>&, const T*,    \
+                                       double, double, double) const;                             \
+  template double MarginalPolicy::value(std::span<const T>, std::span<const T>,                   \
+                                        std::span<const T>, std::span<const T>, double, double)   \
+      const;                                                                                      \
+  template double MarginalPolicy::level(const std::vector<T>&, const T*, const T*, double) const; \
+  template void MarginalPolicy::add_weight_gradient(Axis, std::span<const T>, double, double,     \
+                                                    std::vector<T>&) const;                       \
+  template std::pair<double, double> MarginalPolicy::residual(                                    \
+      Axis, const std::vector<T>&, const std::vector<T>&, const T*, const T*, double, double)     \
       const;
 BIRKHOFF_INSTANTIATE(float)
 BIRKHOFF_INSTANTIATE(double)

@@ -39,19 +39,20 @@ class MarginalPolicy {
   /// candidate itself for a hard side and its damped version lambda cand - (1 - lambda) offset,
   /// lambda = 1 / (1 + eps / rho), for a relaxed one ([sejourne2019]; [flashsinkhorn2026]
   /// §2.5: the offset term makes the damping act on the standard potential).
-  /// Partial OT: the target is min(candidate, cap - offset), the exact maximiser of the dual
-  /// over that side's potential under its cap ([benamou2015] §5.2 in the log domain).
+  /// Partial OT: `multiplier` is the level mu of level(): rows h <- min(mu - offset, cand),
+  /// columns h <- min(-offset, cand - mu) (the row potential then shifts by mu). Each is the
+  /// exact maximiser of the dual over one side's potential and the mass multiplier jointly
+  /// (docs/partial.md); w is not used.
   template <class T>
   void update(Axis axis, std::vector<T>& h, const std::vector<T>& candidate, const T* offset,
               double eps, double w, double multiplier = 0) const;
 
-  /// Partial OT, after the column update: the shift of lambda (and of the row potential) that
-  /// makes the plan's total mass equal to `mass`, eps log(mass / total), where total is read
-  /// off the column candidate (sum_j w_j exp((h_j - cand_j) / eps)). Also returns |total -
-  /// mass| / mass, the mass error before the shift.
+  /// Partial OT: the mu with sum_k w_k min(1, exp((mu - c_k) / eps)) = mass, c the standard
+  /// candidate (candidate + offset) of a side: the new row cap lambda (rows) or the shift of
+  /// lambda (columns) that makes the plan carry the mass with that side feasible.
   template <class T>
-  std::pair<double, double> mass_shift(const std::vector<T>& h, const std::vector<T>& candidate,
-                                       const T* weights, double eps) const;
+  double level(const std::vector<T>& candidate, const T* offset, const T* weights,
+               double eps) const;
 
   /// The value of standard potentials f, g with weights wa, wb (GeomLoss's formula,
   /// [flashsinkhorn2026] §1.4, §4.3): a hard side contributes <w, h>; a relaxed side (rho +
@@ -76,9 +77,8 @@ class MarginalPolicy {
   /// The side's marginal error of the plan built from the potential h before an update, read
   /// off its candidate: the plan's marginal there is r_i = w_i exp((h_i - cand_i) / eps) (both
   /// shifted alike). Returns {sum_i |r_i - t_i|, sum_i t_i}, t = target_mass.
-  /// Partial OT: t_i is the marginal the capped update would give, min(w_i, r_i exp((cap -
-  /// h_i - offset_i) / eps)): zero exactly at the fixed point (KKT: r_i = w_i where the
-  /// potential is below its cap, r_i <= w_i at the cap).
+  /// Partial OT: t_i is the marginal the update with level mu = multiplier would give,
+  /// w_i min(1, exp((mu - offset_i - cand_i) / eps)): zero exactly at the fixed point.
   template <class T>
   std::pair<double, double> residual(Axis axis, const std::vector<T>& h,
                                      const std::vector<T>& candidate, const T* offset,

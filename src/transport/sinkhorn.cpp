@@ -90,14 +90,6 @@ void Solver<T>::warm_start(std::span<const T> f, std::span<const T> g) {
 }
 
 template <class T>
-double Solver<T>::mass_step(double eps) {
-  const auto [shift, error] = policy_.mass_shift(gh_, cand_g_, y_.weights, eps);
-  for (auto& v : fh_) v = static_cast<T>(v + shift);
-  lambda_ += shift;
-  return error;
-}
-
-template <class T>
 void Solver<T>::sweep(double eps, double w, bool alternating) {
   if (partial_) {
     // Partial OT: block-coordinate ascent (rows, columns, mass), always alternating.
@@ -130,15 +122,20 @@ double Solver<T>::change_since(const std::vector<std::vector<T>>& snapshot) cons
 template <class T>
 double Solver<T>::alternating_iteration(double eps, double w) {
   softmin(*passes_, Axis::X, Axis::Y, fh_, gh_, eps, scratch_, cand_f_);
-  const auto [fd, ft] =
-      policy_.residual(Axis::X, fh_, cand_f_, x_.sqnorm, x_.weights, eps, lambda_);
-  policy_.update(Axis::X, fh_, cand_f_, x_.sqnorm, eps, w, lambda_);
+  // Partial OT: each half step maximises the dual over one potential and lambda jointly.
+  const double mu_x = partial_ ? policy_.level(cand_f_, x_.sqnorm, x_.weights, eps) : 0.0;
+  const auto [fd, ft] = policy_.residual(Axis::X, fh_, cand_f_, x_.sqnorm, x_.weights, eps, mu_x);
+  policy_.update(Axis::X, fh_, cand_f_, x_.sqnorm, eps, w, mu_x);
+  if (partial_) lambda_ = mu_x;
   softmin(*passes_, Axis::Y, Axis::X, gh_, fh_, eps, scratch_, cand_g_);
-  const auto [gd, gt] =
-      policy_.residual(Axis::Y, gh_, cand_g_, y_.sqnorm, y_.weights, eps, lambda_);
-  policy_.update(Axis::Y, gh_, cand_g_, y_.sqnorm, eps, w, lambda_);
+  const double mu_y = partial_ ? policy_.level(cand_g_, y_.sqnorm, y_.weights, eps) : 0.0;
+  const auto [gd, gt] = policy_.residual(Axis::Y, gh_, cand_g_, y_.sqnorm, y_.weights, eps, mu_y);
+  policy_.update(Axis::Y, gh_, cand_g_, y_.sqnorm, eps, w, mu_y);
+  if (partial_) {
+    for (auto& v : fh_) v = static_cast<T>(v + mu_y);
+    lambda_ += mu_y;
+  }
   double error = std::max(fd / ft, gd / gt);
-  if (partial_) error = std::max(error, mass_step(eps));
   if (debias_) {
     // Self terms: averaged symmetric updates (they converge in a few steps, [feydy2019] §3.1).
     softmin(*passes_, Axis::X, Axis::X, fah_, fah_, eps, scratch_, cand_f_);
@@ -216,9 +213,9 @@ void Solver<T>::run_converge() {
   const double stop_at = options_.marginal_tol;
   double check_below = stop_at, best = std::numeric_limits<double>::infinity();
   int best_at = 0;
-  // Partial OT: the capped updates are exact block maximisers of the dual; an extrapolation
-  // past them would leave the caps, so they run plain.
-  const bool relax = !partial_ && options_.acceleration == Acceleration::OverRelaxation;
+  // Partial OT: each half step is an exact block maximiser of the dual; an extrapolation past
+  // it would leave the caps, so they run plain.
+  const bool relax = options_.acceleration == Acceleration::OverRelaxation;
   const bool anderson = !partial_ && options_.acceleration == Acceleration::Anderson;
   double omega = 1.0, omega_cap = 1.95;  // the cap falls when relaxation stops helping
   const int start = iterations_;

@@ -36,9 +36,6 @@ class Solver {
   /// One Gauss-Seidel iteration (f, then g, then the self terms) with relaxation w; returns
   /// the marginal error estimate read off the candidates.
   double alternating_iteration(double eps, double w);
-  /// Partial OT, after the column update: lambda (and the row potential) shifted so that the
-  /// plan carries the mass; returns the mass error before the shift.
-  double mass_step(double eps);
   void progress(std::int64_t done, std::int64_t total, double eps, double error) const;
   double change_since(const std::vector<std::vector<T>>& snapshot) const;
   double label_transport_cost() const;

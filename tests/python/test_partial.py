@@ -95,12 +95,12 @@ def test_small_blur_tends_to_the_exact_partial_wasserstein():
     gaps = []
     for blur in [0.3, 0.1, 0.03]:
         r = birkhoff.partial_sinkhorn(
-            x, y, mass=0.5, blur=blur, marginal_tol=1e-6, max_iter=200_000
+            x, y, mass=0.5, blur=blur, marginal_tol=1e-5, max_iter=100_000
         )
         assert r.converged, blur
         gaps.append(abs(r.transport_cost - exact))
     assert gaps[0] > gaps[1] > gaps[2]
-    assert gaps[2] < 1e-2 * exact
+    assert gaps[2] < 1e-3 * exact
 
 
 def test_gradients_and_multiplier():
@@ -111,7 +111,7 @@ def test_gradients_and_multiplier():
     h = 1e-5
     up = birkhoff.partial_sinkhorn(x, y, mass=0.5 + h, blur=0.7, **TIGHT).loss
     down = birkhoff.partial_sinkhorn(x, y, mass=0.5 - h, blur=0.7, **TIGHT).loss
-    assert r.multiplier == pytest.approx((up - down) / (2 * h), abs=1e-6)
+    assert r.multiplier + 0.7**2 == pytest.approx((up - down) / (2 * h), abs=1e-6)
     x2 = x.copy()
     x2[3, 1] += h
     x3 = x.copy()

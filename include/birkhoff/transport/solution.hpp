@@ -125,7 +125,8 @@ class Solution {
   /// masses a_i exp(-f_i / rho) replace a_i; with partial OT the plan's marginals, and d/da_i
   /// = f_i - lambda - eps (P1)_i / a_i (the mass held fixed).
   Gradients<T> gradients() const;
-  /// Partial OT: the multiplier lambda of the mass constraint (d loss / d mass); the row
+  /// Partial OT: the multiplier lambda of the mass constraint (d loss / d mass = lambda +
+  /// epsilon, the entropy's derivative adding epsilon); the row
   /// potential f holds f + lambda, so P_ij = a_i b_j exp((f_i + g_j - C_ij) / eps) still holds.
   /// 0 for the other policies.
   double multiplier() const;
