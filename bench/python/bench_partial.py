@@ -134,14 +134,16 @@ def main():
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--large", action="store_true", help="birkhoff alone at n = 1e6, d = 3")
+    ap.add_argument(
+        "--methods", nargs="+", default=["birkhoff-f32", "birkhoff-f64", "pot-f64", "pot-f32"]
+    )
     args = ap.parse_args()
     if args.child:
         method, n, d, iters = args.child
         child(method, int(n), int(d), int(iters))
         return
     print(f"cores: {os.cpu_count()}, load average before: {os.getloadavg()}")
-    methods = ["birkhoff-f32", "birkhoff-f64", "pot-f64", "pot-f32"]
-    side_by_side(args.sizes, args.dims, args.iters, args.timeout, methods)
+    side_by_side(args.sizes, args.dims, args.iters, args.timeout, args.methods)
     if args.large:
         r = measure("birkhoff-f32", 1_000_000, 3, 1, args.timeout * 4)
         print(f"\nbirkhoff-f32 n = m = 1e6, d = 3, one iteration: {r}")
