@@ -22,7 +22,7 @@ namespace {
 struct TransportArgs {
   std::string source, target, weights_a, weights_b, output;
   double blur = 0.05;
-  std::optional<double> reach;
+  std::optional<double> reach, mass;
   bool debias = false, half_cost = false, json = false, quiet = false, map = false,
        gradient = false;
   transport::SinkhornOptions options;
@@ -47,6 +47,11 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym,
           "must be a positive number, got " + std::to_string(args.blur));
   problem.epsilon = args.blur * args.blur;
   problem.marginals = transport::marginals_from_reach(args.reach, args.reach);
+  if (args.mass) {
+    require(!args.reach, "--mass",
+            "partial OT (--mass) and unbalanced OT (--reach) exclude each other");
+    problem.marginals = transport::Partial{*args.mass};
+  }
   transport::SinkhornOptions o = args.options;
   ProgressBar bar(args.quiet || args.json);
   o.progress = bar.callback();
@@ -67,6 +72,11 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym,
                                     smd = {ym.rows, ym.cols};
     npz.add_view("f", std::span<const std::int64_t>(sn), sol.f().data());
     npz.add_view("g", std::span<const std::int64_t>(sm), sol.g().data());
+    if (args.mass) {
+      // Partial OT: which points are matched, and how much of each.
+      npz.add("row_marginal", std::span<const std::int64_t>(sn), sol.row_marginal());
+      npz.add("col_marginal", std::span<const std::int64_t>(sm), sol.col_marginal());
+    }
     if (args.map) {
       npz.add("barycentric_map", std::span<const std::int64_t>(snd), sol.barycentric_map());
     }
@@ -82,6 +92,10 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym,
   if (args.json) {
     auto j = to_json(r);
     j["loss"] = loss;
+    if (args.mass) {
+      j["mass"] = *args.mass;
+      j["multiplier"] = sol.multiplier();
+    }
     j["n"] = xm.rows;
     j["m"] = ym.rows;
     j["d"] = xm.cols;
@@ -116,6 +130,9 @@ void add_transport_command(CLI::App& app) {
   cmd->add_option("--blur", args->blur, "final blur; epsilon = blur^2 in cost units")
       ->capture_default_str();
   cmd->add_option("--reach", args->reach, "unbalanced OT: marginal penalty rho = reach^2");
+  cmd->add_option("--mass", args->mass,
+                  "partial OT: move exactly this mass, 0 < M <= min(|a|, |b|), with P1 <= a, "
+                  "P^T 1 <= b (--output also writes row_marginal, col_marginal)");
   cmd->add_flag("--debias", args->debias,
                 "debiased Sinkhorn divergence OT(a,b) - OT(a,a)/2 - OT(b,b)/2");
   cmd->add_flag("--half-cost", args->half_cost,
@@ -155,7 +172,8 @@ void add_transport_command(CLI::App& app) {
                               {"b", "--weights-b"},
                               {"epsilon", "--blur"},
                               {"reach_a", "--reach"},
-                              {"reach_b", "--reach"}});
+                              {"reach_b", "--reach"},
+                              {"mass", "--mass"}});
     }
   });
 }

@@ -27,7 +27,7 @@ fi
 
 PYTHON=${PYTHON:-python3}
 export PIP_BREAK_SYSTEM_PACKAGES=1 PIP_DISABLE_PIP_VERSION_CHECK=1
-$PYTHON -m pip install -q "scikit-build-core>=0.8" "nanobind>=2.0" ninja numpy scipy pot pytest hypothesis \
+$PYTHON -m pip install -q "scikit-build-core>=0.8" "nanobind>=2.0" ninja numpy scipy pot scikit-learn pytest hypothesis \
   "ruff>=0.17,<0.18" \
   torch geomloss  # ruff: a minor release may change its formatting; torch: birkhoff.torch
 $PYTHON -m pip install -q --no-build-isolation .

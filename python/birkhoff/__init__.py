@@ -12,7 +12,13 @@ from . import _birkhoff, datasets  # noqa: E402 (the native module loads OpenBLA
 from .align import Alignment, align  # noqa: E402
 from .align import score as align_score  # noqa: E402
 from .coarsen import Coarsening, coarsen  # noqa: E402
-from .transport import SamplesLoss, SinkhornResult, sinkhorn, sinkhorn_divergence  # noqa: E402
+from .transport import (  # noqa: E402
+    SamplesLoss,
+    SinkhornResult,
+    partial_sinkhorn,
+    sinkhorn,
+    sinkhorn_divergence,
+)
 
 __all__ = [
     "Alignment",
@@ -23,6 +29,7 @@ __all__ = [
     "SamplesLoss",
     "SinkhornResult",
     "coarsen",
+    "partial_sinkhorn",
     "sinkhorn",
     "sinkhorn_divergence",
 ]

@@ -38,13 +38,18 @@ nb::dict report_dict(const transport::SinkhornReport& r) {
 template <class T>
 Solved<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b, bool half_cost,
                 std::optional<double> reach_a, std::optional<double> reach_b, double epsilon,
-                bool debias, nb::object progress, const nb::dict& options) {
+                bool debias, nb::object progress, const nb::dict& options,
+                std::optional<double> mass) {
   const auto xv = matrix(x, "x"), yv = matrix(y, "y");
   OtProblem<T> problem;
   problem.a = vector_view(a, "a");
   problem.b = vector_view(b, "b");
   problem.epsilon = epsilon;
   problem.marginals = transport::marginals_from_reach(reach_a, reach_b);
+  if (mass) {
+    require(!reach_a && !reach_b, "mass", "partial OT excludes reach (unbalanced OT)");
+    problem.marginals = transport::Partial{*mass};
+  }
   auto o = options_from_kwargs<transport::SinkhornOptions>(options);
   o.progress = progress_with_signals(progress);
   Solved<T> s;
@@ -106,6 +111,7 @@ void bind(nb::module_& m, const char* name) {
       .def_prop_ro(
           "g_bb", [](const S& s) { return copy_vector(s.div->g_bb()); }, nb::rv_policy::move)
       .def_prop_ro("transport_cost", [](const S& s) { return s.xy.report().transport_cost; })
+      .def_prop_ro("multiplier", [](const S& s) { return s.xy.multiplier(); })
       .def_prop_ro("epsilon", [](const S& s) { return s.xy.report().epsilon; })
       .def_prop_ro("iterations", [](const S& s) { return s.xy.report().iterations; })
       .def_prop_ro("converged", [](const S& s) { return s.xy.report().converged; })
@@ -155,7 +161,8 @@ void bind(nb::module_& m, const char* name) {
 
   m.def("sinkhorn", &solve<T>, nb::arg("x"), nb::arg("y"), nb::arg("a").none(), nb::arg("b").none(),
         nb::arg("half_cost"), nb::arg("reach_a").none(), nb::arg("reach_b").none(),
-        nb::arg("epsilon"), nb::arg("debias"), nb::arg("progress").none(), nb::arg("options"));
+        nb::arg("epsilon"), nb::arg("debias"), nb::arg("progress").none(), nb::arg("options"),
+        nb::arg("mass").none() = nb::none());
 }
 
 }  // namespace

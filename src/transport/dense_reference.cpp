@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "birkhoff/core/error.hpp"
 #include "birkhoff/transport/reference.hpp"
 
 namespace birkhoff::transport::reference {
@@ -116,6 +117,8 @@ double dual(const std::vector<double>& f, const std::vector<double>& g, const Si
 DenseResult sinkhorn_dense(const OtProblem<double>& problem, const SinkhornOptions& options,
                            bool debias) {
   validate(problem, options);
+  require(!std::holds_alternative<Partial>(problem.marginals), "mass",
+          "the dense reference solves balanced and unbalanced OT only");
   const auto& geom = problem.geometry;
   const std::int64_t n = geom.n(), m = geom.m();
   const auto ra = reach_a(problem.marginals), rb = reach_b(problem.marginals);

@@ -339,6 +339,9 @@ Vec as_double(const T* p, std::int64_t count) {
 
 template <class T>
 Plan<T> make_plan(const detail::SolutionState<T>& s, const HvpOptions& o) {
+  require(!std::holds_alternative<Partial>(s.marginals), "mass",
+          "Hessian products of partial OT are not implemented (the active caps make the dual "
+          "piecewise smooth)");
   Plan<T> p;
   p.x = s.x();
   p.y = s.y();

@@ -1,6 +1,8 @@
 #include "transport/marginals.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "birkhoff/core/error.hpp"
@@ -30,19 +32,38 @@ int index(Axis axis) { return static_cast<int>(axis); }
 }  // namespace
 
 MarginalPolicy::MarginalPolicy(const Marginals& marginals)
-    : reach_{reach_a(marginals), reach_b(marginals)} {}
+    : reach_{reach_a(marginals), reach_b(marginals)} {
+  if (const auto* p = std::get_if<Partial>(&marginals)) mass_ = p->mass;
+}
+
+double MarginalPolicy::cap(Axis axis, double lambda) const {
+  if (!mass_) return std::numeric_limits<double>::infinity();
+  return axis == Axis::X ? lambda : 0.0;
+}
 
 MarginalPolicy MarginalPolicy::self(Axis axis) const {
   MarginalPolicy p;
   p.reach_ = {reach_[index(axis)], reach_[index(axis)]};
+  p.mass_ = mass_;
   return p;
 }
 
-bool MarginalPolicy::hard(Axis axis) const { return !reach_[index(axis)].has_value(); }
+bool MarginalPolicy::hard(Axis axis) const { return !reach_[index(axis)].has_value() && !mass_; }
 
 template <class T>
 void MarginalPolicy::update(Axis axis, std::vector<T>& h, const std::vector<T>& candidate,
-                            const T* offset, double eps, double w) const {
+                            const T* offset, double eps, double w, double multiplier) const {
+  if (mass_) {
+    // The level mu is the row cap (rows) or the shift of the columns against the row
+    // potential's coming shift (columns); see level().
+    const double cap = axis == Axis::X ? multiplier : 0.0;
+    const double shift = axis == Axis::X ? 0.0 : multiplier;
+    for (std::size_t i = 0; i < h.size(); ++i)
+      h[i] = static_cast<T>(
+          std::min(cap - offset[i],
+                   (1.0 - w) * (h[i] - shift) + w * (static_cast<double>(candidate[i]) - shift)));
+    return;
+  }
   const auto& reach = reach_[index(axis)];
   const double lambda = reach ? 1.0 / (1.0 + eps / (*reach * *reach)) : 1.0;
   for (std::size_t i = 0; i < h.size(); ++i) {
@@ -53,7 +74,16 @@ void MarginalPolicy::update(Axis axis, std::vector<T>& h, const std::vector<T>& 
 
 template <class T>
 double MarginalPolicy::value(std::span<const T> f, std::span<const T> g, std::span<const T> wa,
-                             std::span<const T> wb, double eps) const {
+                             std::span<const T> wb, double eps, double multiplier) const {
+  if (mass_) {
+    double value = multiplier * *mass_;
+    for (std::size_t i = 0; i < f.size(); ++i)
+      if (wa[i] != 0)
+        value += static_cast<double>(wa[i]) * (static_cast<double>(f[i]) - multiplier);
+    for (std::size_t j = 0; j < g.size(); ++j)
+      if (wb[j] != 0) value += static_cast<double>(wb[j]) * static_cast<double>(g[j]);
+    return value;
+  }
   // For unit masses this is the dual objective at the optimum; otherwise it differs from the
   // KL-regularised primal by a constant in the masses (docs/transport.md). expm1 keeps a large
   // reach from cancelling.
@@ -107,8 +137,20 @@ double MarginalPolicy::inverse_damping(Axis axis, double eps) const {
 template <class T>
 std::pair<double, double> MarginalPolicy::residual(Axis axis, const std::vector<T>& h,
                                                    const std::vector<T>& candidate, const T* offset,
-                                                   const T* weights, double eps) const {
+                                                   const T* weights, double eps,
+                                                   double multiplier) const {
   double diff = 0, total = 0;
+  if (mass_) {
+    for (std::size_t i = 0; i < h.size(); ++i) {
+      const double w = weights[i];
+      if (!(w > 0)) continue;
+      const double r = w * std::exp((static_cast<double>(h[i]) - candidate[i]) / eps);
+      const double t = w * std::exp(std::min(0.0, (multiplier - offset[i] - candidate[i]) / eps));
+      diff += std::abs(r - t);
+      total += t;
+    }
+    return {diff, total};
+  }
   for (std::size_t i = 0; i < h.size(); ++i) {
     const double w = weights[i];
     if (!(w > 0)) continue;
@@ -120,15 +162,49 @@ std::pair<double, double> MarginalPolicy::residual(Axis axis, const std::vector<
   return {diff, total};
 }
 
-#define BIRKHOFF_INSTANTIATE(T)                                                                \
-  template void MarginalPolicy::update(Axis, std::vector<T>&, const std::vector<T>&, const T*, \
-                                       double, double) const;                                  \
-  template double MarginalPolicy::value(std::span<const T>, std::span<const T>,                \
-                                        std::span<const T>, std::span<const T>, double) const; \
-  template void MarginalPolicy::add_weight_gradient(Axis, std::span<const T>, double, double,  \
-                                                    std::vector<T>&) const;                    \
-  template std::pair<double, double> MarginalPolicy::residual(                                 \
-      Axis, const std::vector<T>&, const std::vector<T>&, const T*, const T*, double) const;
+template <class T>
+double MarginalPolicy::level(const std::vector<T>& candidate, const T* offset, const T* weights,
+                             double eps) const {
+  // phi(mu) = sum_k w_k min(1, exp((mu - c_k) / eps)) is continuous and increasing: on
+  // [c_(k-1), c_(k)) (sorted) it is W_k + exp(mu / eps + L_k), W_k the weight below and L_k
+  // the log-sum-exp of log w_i - c_i / eps above, so each piece is solved in closed form.
+  std::vector<std::pair<double, double>> c;  // (c_k, log w_k)
+  c.reserve(candidate.size());
+  for (std::size_t k = 0; k < candidate.size(); ++k)
+    if (weights[k] > 0)
+      c.emplace_back(static_cast<double>(candidate[k]) + offset[k],
+                     std::log(static_cast<double>(weights[k])));
+  std::sort(c.begin(), c.end());
+  const std::size_t n = c.size();
+  std::vector<double> suffix(n + 1, -std::numeric_limits<double>::infinity());
+  for (std::size_t k = n; k-- > 0;) {
+    const double v = c[k].second - c[k].first / eps, u = suffix[k + 1];
+    const double hi = std::max(u, v);
+    suffix[k] = hi + std::log1p(std::exp(std::min(u, v) - hi));
+  }
+  double below = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (*mass_ > below) {
+      const double mu = eps * (std::log(*mass_ - below) - suffix[k]);
+      if (mu <= c[k].first) return mu;
+    }
+    below += std::exp(c[k].second);
+  }
+  return c.back().first;  // the mass is everything: every point saturated
+}
+
+#define BIRKHOFF_INSTANTIATE(T)                                                                   \
+  template void MarginalPolicy::update(Axis, std::vector<T>&, const std::vector<T>&, const T*,    \
+                                       double, double, double) const;                             \
+  template double MarginalPolicy::value(std::span<const T>, std::span<const T>,                   \
+                                        std::span<const T>, std::span<const T>, double, double)   \
+      const;                                                                                      \
+  template double MarginalPolicy::level(const std::vector<T>&, const T*, const T*, double) const; \
+  template void MarginalPolicy::add_weight_gradient(Axis, std::span<const T>, double, double,     \
+                                                    std::vector<T>&) const;                       \
+  template std::pair<double, double> MarginalPolicy::residual(                                    \
+      Axis, const std::vector<T>&, const std::vector<T>&, const T*, const T*, double, double)     \
+      const;
 BIRKHOFF_INSTANTIATE(float)
 BIRKHOFF_INSTANTIATE(double)
 #undef BIRKHOFF_INSTANTIATE

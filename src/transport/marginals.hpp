@@ -26,21 +26,42 @@ class MarginalPolicy {
   /// True when the side's marginal is a hard constraint (it counts in marginal_error).
   bool hard(Axis axis) const;
 
+  /// The transported mass of partial OT; unset for the other policies.
+  std::optional<double> partial_mass() const { return mass_; }
+
+  /// Partial OT keeps the potentials f + lambda (rows) and g (columns), f, g <= 0 the
+  /// multipliers of P1 <= a, P^T 1 <= b and lambda the one of the mass: the cap of a side's
+  /// standard potential, lambda for X and 0 for Y (+inf for the other policies).
+  double cap(Axis axis, double lambda) const;
+
   /// The averaged update of a shifted potential h (= standard - offset) from its soft
   /// c-transform candidate (same form): h <- (1 - w) h + w target, where target is the
   /// candidate itself for a hard side and its damped version lambda cand - (1 - lambda) offset,
   /// lambda = 1 / (1 + eps / rho), for a relaxed one ([sejourne2019]; [flashsinkhorn2026]
   /// §2.5: the offset term makes the damping act on the standard potential).
+  /// Partial OT: `multiplier` is the level mu of level(): rows h <- min(mu - offset, cand),
+  /// columns h <- min(-offset, cand - mu) (the row potential then shifts by mu). Each is the
+  /// exact maximiser of the dual over one side's potential and the mass multiplier jointly
+  /// (docs/partial.md); w is not used.
   template <class T>
   void update(Axis axis, std::vector<T>& h, const std::vector<T>& candidate, const T* offset,
-              double eps, double w) const;
+              double eps, double w, double multiplier = 0) const;
+
+  /// Partial OT: the mu with sum_k w_k min(1, exp((mu - c_k) / eps)) = mass, c the standard
+  /// candidate (candidate + offset) of a side: the new row cap lambda (rows) or the shift of
+  /// lambda (columns) that makes the plan carry the mass with that side feasible.
+  template <class T>
+  double level(const std::vector<T>& candidate, const T* offset, const T* weights,
+               double eps) const;
 
   /// The value of standard potentials f, g with weights wa, wb (GeomLoss's formula,
   /// [flashsinkhorn2026] §1.4, §4.3): a hard side contributes <w, h>; a relaxed side (rho +
   /// eps/2 if the other side is relaxed too, else rho) <w, 1 - exp(-h/rho)>.
+  /// Partial OT: <a, f - lambda> + <b, g> + lambda mass, the primal <P, C> + eps sum P log(P /
+  /// (a x b)) at the optimum (complementary slackness).
   template <class T>
   double value(std::span<const T> f, std::span<const T> g, std::span<const T> wa,
-               std::span<const T> wb, double eps) const;
+               std::span<const T> wb, double eps, double multiplier = 0) const;
 
   /// d value / d w_i at the optimum (envelope theorem): h_i on a hard side; on a relaxed
   /// side rho (1 - e) - eps e, plus eps/2 when the other side is relaxed too, e = exp(-h_i/rho).
@@ -56,10 +77,12 @@ class MarginalPolicy {
   /// The side's marginal error of the plan built from the potential h before an update, read
   /// off its candidate: the plan's marginal there is r_i = w_i exp((h_i - cand_i) / eps) (both
   /// shifted alike). Returns {sum_i |r_i - t_i|, sum_i t_i}, t = target_mass.
+  /// Partial OT: t_i is the marginal the update with level mu = multiplier would give,
+  /// w_i min(1, exp((mu - offset_i - cand_i) / eps)): zero exactly at the fixed point.
   template <class T>
   std::pair<double, double> residual(Axis axis, const std::vector<T>& h,
                                      const std::vector<T>& candidate, const T* offset,
-                                     const T* weights, double eps) const;
+                                     const T* weights, double eps, double multiplier = 0) const;
 
   /// 1 / lambda = 1 + eps / rho on a relaxed side, 1 on a hard one: the factor by which the
   /// side's block of the dual Hessian exceeds its plan marginal ([flashsinkhorn2026] §7.2).
@@ -68,6 +91,7 @@ class MarginalPolicy {
  private:
   MarginalPolicy() = default;
   std::array<std::optional<double>, 2> reach_{};
+  std::optional<double> mass_;
 };
 
 }  // namespace birkhoff::transport::detail

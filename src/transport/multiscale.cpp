@@ -46,7 +46,10 @@ template <class T>
 BackendChoice choose_backend(const OtProblem<T>& problem, const SinkhornOptions& options,
                              bool debias) {
   if (options.backend == Backend::Dense) return {Backend::Dense, "asked for"};
+  const bool partial = std::holds_alternative<Partial>(problem.marginals);
   if (options.backend == Backend::Multiscale) {
+    require(!partial, "backend",
+            "the multiscale backend does not solve partial OT (mass) yet; use backend dense");
     require(!debias, "backend",
             "the multiscale backend does not compute the debiased divergence yet; use "
             "backend dense");
@@ -57,6 +60,7 @@ BackendChoice choose_backend(const OtProblem<T>& problem, const SinkhornOptions&
       (options.schedule == Schedule::Auto && (options.iterations > 0 || !options.epsilons.empty()));
   if (geomloss) return {Backend::Dense, "the GeomLoss schedule is dense"};
   if (debias) return {Backend::Dense, "the debiased divergence is dense"};
+  if (partial) return {Backend::Dense, "partial OT is dense"};
   const double pairs =
       static_cast<double>(problem.geometry.n()) * static_cast<double>(problem.geometry.m());
   if (pairs < 1e8) return {Backend::Dense, "fewer than 1e8 pairs"};

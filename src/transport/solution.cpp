@@ -70,18 +70,35 @@ std::vector<T> barycentres(const Side<T>& r, const Side<T>& c, const T* ch, doub
 template <class T>
 void add_point_gradient(const detail::MarginalPolicy& policy, Axis axis, const Side<T>& r,
                         const Side<T>& c, std::span<const T> h, std::span<const T> h_grad_other,
-                        double eps, double kappa, int threads, double factor, std::vector<T>& out) {
+                        double eps, double kappa, int threads, double factor, std::vector<T>& out,
+                        const std::vector<double>* masses = nullptr) {
   const auto ch = detail::shifted(h_grad_other, c.sqnorm);
   const auto bar = barycentres(r, c, ch.data(), eps, kappa, threads);
   for (std::int64_t i = 0; i < r.n; ++i) {
     const auto si = static_cast<std::size_t>(i);
-    const double mass =
-        policy.target_mass(axis, static_cast<double>(r.weights[si]), static_cast<double>(h[si]));
+    const double mass = masses ? (*masses)[si]
+                               : policy.target_mass(axis, static_cast<double>(r.weights[si]),
+                                                    static_cast<double>(h[si]));
     for (std::int64_t k = 0; k < r.d; ++k) {
       const auto idx = static_cast<std::size_t>(i * r.d + k);
       out[idx] += static_cast<T>(factor * kappa * mass * (r.points[idx] - bar[idx]));
     }
   }
+}
+
+// sum_j w_j exp((h_i + k_j - C_ij) / eps) for the rows `r` (shifted potential rh) against the
+// columns `c` (ch): a row's plan marginal over its weight, also for a zero weight.
+template <class T>
+std::vector<double> densities(const Side<T>& r, const T* rh, const Side<T>& c, const T* ch,
+                              double eps, double kappa, int threads) {
+  LseOut<T> o;
+  detail::lse_pass(r, c, ch, eps, kappa, threads, o);
+  std::vector<double> out(static_cast<std::size_t>(r.n));
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = std::exp2(detail::kLog2e * static_cast<double>(rh[i]) / eps +
+                       static_cast<double>(o.max[i])) *
+             static_cast<double>(o.sum[i]);
+  return out;
 }
 
 template <class T>
@@ -106,6 +123,10 @@ const Marginals& Solution<T>::marginals() const {
 template <class T>
 const SinkhornReport& Solution<T>::report() const {
   return state_->report;
+}
+template <class T>
+double Solution<T>::multiplier() const {
+  return state_->multiplier;
 }
 template <class T>
 std::span<const T> Solution<T>::f() const {
@@ -230,6 +251,25 @@ Gradients<T> Solution<T>::gradients() const {
   out.y.assign(static_cast<std::size_t>(y.n * y.d), T(0));
   out.a.assign(static_cast<std::size_t>(x.n), T(0));
   out.b.assign(static_cast<std::size_t>(y.n), T(0));
+  if (policy.partial_mass()) {
+    // Partial OT (envelope theorem on the Lagrangian, docs/partial.md): the plan's marginals
+    // r replace the weights in the point gradients, and d loss / d a_i = f_i - eps r_i / a_i
+    // with f the row multiplier (the stored potential minus lambda); likewise for b.
+    const auto dx = densities(x, s.f_hat.data(), y, s.g_hat.data(), eps, kappa, threads);
+    const auto dy = densities(y, s.g_hat.data(), x, s.f_hat.data(), eps, kappa, threads);
+    std::vector<double> rx(dx.size()), ry(dy.size());
+    for (std::size_t i = 0; i < dx.size(); ++i) {
+      rx[i] = static_cast<double>(x.weights[i]) * dx[i];
+      out.a[i] = static_cast<T>(static_cast<double>(s.f[i]) - s.multiplier - eps * dx[i]);
+    }
+    for (std::size_t j = 0; j < dy.size(); ++j) {
+      ry[j] = static_cast<double>(y.weights[j]) * dy[j];
+      out.b[j] = static_cast<T>(static_cast<double>(s.g[j]) - eps * dy[j]);
+    }
+    add_point_gradient<T>(policy, Axis::X, x, y, s.f, s.g, eps, kappa, threads, 1.0, out.x, &rx);
+    add_point_gradient<T>(policy, Axis::Y, y, x, s.g, s.f, eps, kappa, threads, 1.0, out.y, &ry);
+    return out;
+  }
   add_point_gradient<T>(policy, Axis::X, x, y, s.f, or_else(s.g_grad, s.g), eps, kappa, threads,
                         1.0, out.x);
   add_point_gradient<T>(policy, Axis::Y, y, x, s.g, or_else(s.f_grad, s.f), eps, kappa, threads,

@@ -18,6 +18,7 @@ struct SolutionState {
   std::vector<T> f_hat, g_hat;          // f - alpha, g - beta: what the passes read
   SinkhornReport report;
   int num_threads = 0;
+  double multiplier = 0;  // partial OT: the mass multiplier lambda (f holds f + lambda)
 
   Side<T> x() const { return x_side(geometry, a); }
   Side<T> y() const { return y_side(geometry, b); }

@@ -73,7 +73,15 @@ void validate(const OtProblem<T>& problem) {
     require(ra || rb, "reach_a", "unbalanced marginals need reach_a or reach_b");
   if (ra) check_length(*ra, "reach_a");
   if (rb) check_length(*rb, "reach_b");
-  if (!ra && !rb && std::abs(ma - mb) > 1e-5 * std::max(ma, mb))
+  const auto* partial = std::get_if<Partial>(&problem.marginals);
+  if (partial) {
+    // A rounding slack of 1e-6 lets mass = min(|a|, |b|) computed in float32 through.
+    check_positive(partial->mass, "mass");
+    require(partial->mass <= std::min(ma, mb) * (1 + 1e-6), "mass",
+            "must be at most min(|a|, |b|) = " + number(std::min(ma, mb)) + ", got " +
+                number(partial->mass));
+  }
+  if (!ra && !rb && !partial && std::abs(ma - mb) > 1e-5 * std::max(ma, mb))
     throw InvalidInput("b: total masses differ (a: " + std::to_string(ma) +
                        ", b: " + std::to_string(mb) +
                        "); balanced OT needs equal masses: normalise the weights or set reach");

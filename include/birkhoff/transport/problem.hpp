@@ -19,11 +19,19 @@ struct Unbalanced {
   std::optional<double> reach_b;
 };
 
+/// Partial OT [benamou2015] §5.2, [chapel2020]: both marginals are upper bounds, P 1 <= a,
+/// P^T 1 <= b, and the plan carries exactly `mass` (cost units of weight), 0 < mass <=
+/// min(|a|, |b|). Only the most similar mass is moved; the rest of each side stays put. Solved
+/// by block-coordinate ascent on the dual with capped potentials (docs/partial.md).
+struct Partial {
+  double mass = 0;
+};
+
 /// How the plan's marginals are constrained: one type for every policy, so a solver, a
 /// solution and the front ends carry one value. The arithmetic of each policy (the update
 /// of a potential from its soft c-transform, the value, the weight gradient, which marginal
 /// errors count) lives in one place, src/transport/marginals.*.
-using Marginals = std::variant<Balanced, Unbalanced>;
+using Marginals = std::variant<Balanced, Unbalanced, Partial>;
 
 /// Balanced when both reaches are unset, else Unbalanced{reach_a, reach_b}.
 Marginals marginals_from_reach(std::optional<double> reach_a, std::optional<double> reach_b);
@@ -57,7 +65,7 @@ template <class T>
 double support_diameter(const OtProblem<T>& problem);
 
 /// Checks a problem; throws birkhoff::InvalidInput naming the argument (`geometry`, `a`, `b`,
-/// `reach_a`, `reach_b`, `epsilon`). Every entry point calls it first, so C++, the CLI and
+/// `reach_a`, `reach_b`, `mass`, `epsilon`). Every entry point calls it first, so C++, the CLI and
 /// Python report the same errors. Epsilon must also be resolvable in T: above ~2^-18 D^2 in
 /// float32 and 2^-47 D^2 in float64, D the data's bounding-box diagonal.
 template <class T>

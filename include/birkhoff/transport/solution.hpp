@@ -32,7 +32,8 @@ struct SinkhornReport {
   double epsilon = 0;  ///< final epsilon (cost units)
   /// The value (cost units), GeomLoss's formula: balanced <a,f> + <b,g>; a relaxed side
   /// contributes (rho [+ eps/2 when both are relaxed]) <w, 1 - exp(-h/rho)>. For unit masses
-  /// this is the dual objective at the optimum.
+  /// this is the dual objective at the optimum. Partial OT: <a, f - lambda> + <b, g> + lambda
+  /// mass = <P, C> + eps sum P log(P / (a x b)) at the optimum (docs/partial.md).
   double loss = 0;
   double transport_cost = 0;   ///< <P, C> of the plan built from (f, g)
   int iterations = 0;          ///< Sinkhorn sweeps (symmetric) or f/g iterations (alternating)
@@ -40,7 +41,9 @@ struct SinkhornReport {
   bool stopped_early = false;  ///< the tol criterion fired
   /// Relative L1 marginal violation of the plan: max over the two sides of |P1 - t|_1 / |t|_1,
   /// where the target t is a for a hard constraint and, for a relaxed side, the marginal the
-  /// fixed point has, a exp(-f / rho) (so 0 means the potentials solve the problem).
+  /// fixed point has, a exp(-f / rho) (so 0 means the potentials solve the problem). Partial
+  /// OT: the violation of its optimality conditions (P1 = a where f < lambda, P1 <= a at the
+  /// cap, likewise for the columns, total = mass), over the mass.
   double marginal_error = 0;
   std::vector<double> errors;  ///< GeomLoss schedule: the tol quantity at each check
   /// Converge schedule: the estimate of the marginal error after each iteration at the final
@@ -119,8 +122,14 @@ class Solution {
   /// (n * m) row-major dense plan; for small problems and tests.
   std::vector<T> dense_plan() const;
   /// Gradients of loss() with respect to x, y, a, b, streamed. With unbalanced OT the row
-  /// masses a_i exp(-f_i / rho) replace a_i.
+  /// masses a_i exp(-f_i / rho) replace a_i; with partial OT the plan's marginals, and d/da_i
+  /// = f_i - lambda - eps (P1)_i / a_i (the mass held fixed).
   Gradients<T> gradients() const;
+  /// Partial OT: the multiplier lambda of the mass constraint (d loss / d mass = lambda +
+  /// epsilon, the entropy's derivative adding epsilon); the row
+  /// potential f holds f + lambda, so P_ij = a_i b_j exp((f_i + g_j - C_ij) / eps) still holds.
+  /// 0 for the other policies.
+  double multiplier() const;
 
   /// The shared state (for the bindings and the divergence).
   const detail::SolutionState<T>& state() const { return *state_; }
