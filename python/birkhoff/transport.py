@@ -368,8 +368,7 @@ def partial_sinkhorn(
         frac = as_float(mass_fraction, "mass_fraction")
         if not (0 < frac <= 1):
             raise ValueError(f"mass_fraction: must lie in (0, 1], got {mass_fraction!r}")
-        xs = as_points(x, "x")
-        ys = as_points(y, "y")
+        xs, ys = as_point_pair(x, y)
         ma = 1.0 if a is None else float(np.sum(as_weights(a, "a", xs.dtype), dtype=np.float64))
         mb = 1.0 if b is None else float(np.sum(as_weights(b, "b", ys.dtype), dtype=np.float64))
         mass = frac * min(ma, mb)
