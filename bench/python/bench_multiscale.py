@@ -29,17 +29,19 @@ def timed(fn, *args, **kwargs):
     return out, time.perf_counter() - start
 
 
-def pot_converged(x, y, epsilon, tol):
-    """POT's stabilised Sinkhorn on the dense cost matrix, stopped at the same marginal error."""
+def pot_converged(x, y, epsilon, tol, max_iter):
+    """POT's log-domain Sinkhorn on the dense cost matrix, to the same marginal error or
+    max_iter iterations; returns its cost, iterations and the marginal error it reached."""
     import ot
 
     a = np.full(len(x), 1 / len(x))
     b = np.full(len(y), 1 / len(y))
     cost = ot.dist(x, y)
     plan, log = ot.sinkhorn(
-        a, b, cost, epsilon, method="sinkhorn_log", numItermax=100000, stopThr=tol, log=True
+        a, b, cost, epsilon, method="sinkhorn_log", numItermax=max_iter, stopThr=tol, log=True
     )
-    return float((plan * cost).sum()), int(log["niter"])
+    error = max(np.abs(plan.sum(1) - a).sum(), np.abs(plan.sum(0) - b).sum())
+    return float((plan * cost).sum()), int(log["niter"]), float(error)
 
 
 def main():
@@ -48,6 +50,7 @@ def main():
     parser.add_argument("--d", type=int, default=3)
     parser.add_argument("--blur", type=float, default=0.02)
     parser.add_argument("--no-pot", action="store_true", help="skip POT (dense n x m memory)")
+    parser.add_argument("--pot-max-iter", type=int, default=1000)
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()}")
     header = "| n = m | method | iterations | kept | seconds | cost rel. diff | dense / this |"
@@ -68,10 +71,12 @@ def main():
                 flush=True,
             )
         if not args.no_pot and n <= 10000:
-            (cost, iters), t = timed(pot_converged, x, y, args.blur**2, 1e-3)
+            (cost, iters, error), t = timed(
+                pot_converged, x, y, args.blur**2, 1e-3, args.pot_max_iter
+            )
             print(
-                f"| {n} | POT sinkhorn_log | {iters} | 1 | {t:.2f} | {abs(cost - ref) / ref:.1e} "
-                f"| {t_dense / t:.2f} |",
+                f"| {n} | POT sinkhorn_log (marginal error {error:.1e}) | {iters} | 1 | {t:.2f} "
+                f"| {abs(cost - ref) / ref:.1e} | {t_dense / t:.2f} |",
                 flush=True,
             )
     print(f"load average at end: {os.getloadavg()}")
