@@ -12,6 +12,7 @@ APT_PACKAGES=(
   libhwy-dev libcli11-dev libfmt-dev nlohmann-json3-dev libspng-dev libzip-dev
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   libopenblas-dev   # BLAS GEMMs of the QPAlign solver
+  libopenmpi-dev openmpi-bin  # birkhoff::distributed, mpirun -np K birkhoff transport
   python3-skimage   # ships the sample photos of the colour-transfer demo
   clang-format      # the format check of .ci/run (.clang-format)
   clang libclang-rt-14-dev libomp-14-dev  # libFuzzer targets of tests/fuzz (tests/fuzz/run.sh)
