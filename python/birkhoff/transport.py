@@ -189,6 +189,7 @@ def sinkhorn(
     num_threads=0,
     progress=None,
     warn=True,
+    comm=None,
 ) -> SinkhornResult:
     """Entropic OT between two weighted point clouds, in O((n + m) d) memory.
 
@@ -237,13 +238,20 @@ def sinkhorn(
         progress: True for a progress bar (epsilon and marginal error shown), or a
             callable(stage, done, total).
         warn: issue a RuntimeWarning when not converged.
+        comm: an mpi4py communicator (``MPI.COMM_WORLD``) to solve over its ranks: every rank
+            calls sinkhorn with the same arguments (the whole x, y, a, b; checked), each
+            reduces its slice of the rows of every pass and the ranks exchange the row
+            results; every rank gets the result, with the same bits as without ``comm``
+            (the dense backend; docs/distributed.md). Needs a build with MPI.
 
     Returns:
         SinkhornResult.
 
     Raises:
-        TypeError: x or y not float32/float64, different dtypes, or not C-contiguous.
-        ValueError: empty clouds, dimension mismatch, weights of the wrong length, NaN/inf,
+        TypeError: x or y not float32/float64, different dtypes, or not C-contiguous; comm
+            not an mpi4py communicator.
+        ValueError: the ranks of ``comm`` given different arguments (on every rank); empty
+            clouds, dimension mismatch, weights of the wrong length, NaN/inf,
             negative weights, zero total mass, unequal masses when balanced, blur <= 0,
             scaling outside (0, 1), an epsilon too small for the dtype (below about
             4e-6 D^2 in float32, 7e-15 D^2 in float64, D the data's diameter).
@@ -290,6 +298,7 @@ def sinkhorn(
             as_int(max_iter, "max_iter", 1),
             str(acceleration),
             as_int(block_size, "block_size"),
+            _comm_handle(comm),
         )
     result = SinkhornResult(native, x, y)
     if warn and not result.converged:
@@ -299,6 +308,15 @@ def sinkhorn(
             stacklevel=2,
         )
     return result
+
+
+def _comm_handle(comm):
+    """The Fortran handle of an mpi4py communicator (-1 for None), which the C++ side converts."""
+    if comm is None:
+        return -1
+    if not hasattr(comm, "py2f"):
+        raise TypeError(f"comm: expected an mpi4py communicator, got {type(comm).__name__}")
+    return int(comm.py2f())
 
 
 def _not_converged(report, error, tol):
@@ -312,8 +330,10 @@ def _not_converged(report, error, tol):
     if report["budget_exhausted"]:
         return f"{head} when the budget of max_iter iterations at the final epsilon ran out"
     if report["stalled"]:
-        return (f"{head}: the error stopped improving at the final epsilon (the floor of the "
-                f"{report['working_dtype']} arithmetic); use float64 points or a larger blur")
+        return (
+            f"{head}: the error stopped improving at the final epsilon (the floor of the "
+            f"{report['working_dtype']} arithmetic); use float64 points or a larger blur"
+        )
     bound = report["truncation_bound"]
     return f"{head} (multiscale truncation bound {bound:.3g})"
 

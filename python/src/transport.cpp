@@ -5,6 +5,9 @@
 
 #include "arrays.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
+#if BIRKHOFF_HAVE_MPI
+#include "birkhoff/distributed/sinkhorn.hpp"
+#endif
 
 namespace birkhoff::python {
 namespace {
@@ -60,15 +63,14 @@ Solved<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b
                 std::optional<double> tol, int check_every, double marginal_tol, int num_threads,
                 bool debias, nb::object progress, const std::string& schedule,
                 const std::string& backend, int max_iter, const std::string& acceleration,
-                int block_size) {
+                int block_size, std::int64_t comm) {
   require(update == "symmetric" || update == "alternating", "update",
           "must be 'symmetric' or 'alternating', got '" + update + "'");
   require(schedule == "auto" || schedule == "converge" || schedule == "geomloss", "schedule",
           "must be 'auto', 'converge' or 'geomloss', got '" + schedule + "'");
   require(backend == "auto" || backend == "dense" || backend == "multiscale", "backend",
           "must be 'auto', 'dense' or 'multiscale', got '" + backend + "'");
-  require(acceleration == "none" || acceleration == "over-relaxation" ||
-              acceleration == "anderson",
+  require(acceleration == "none" || acceleration == "over-relaxation" || acceleration == "anderson",
           "acceleration",
           "must be 'none', 'over-relaxation' or 'anderson', got '" + acceleration + "'");
   const auto xv = matrix(x, "x"), yv = matrix(y, "y");
@@ -102,6 +104,26 @@ Solved<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b
                                                 : transport::Acceleration::OverRelaxation;
   o.block_size = block_size;
   Solved<T> s;
+#if BIRKHOFF_HAVE_MPI
+  if (comm >= 0) {
+    int ready = 0;
+    MPI_Initialized(&ready);
+    require(ready != 0, "comm", "MPI is not initialised: import mpi4py.MPI first");
+    const MPI_Comm c = MPI_Comm_f2c(static_cast<MPI_Fint>(comm));
+    nb::gil_scoped_release release;
+    problem.geometry =
+        transport::PointCloud<T>(xv, yv, half_cost ? Cost::HalfSqEuclidean : Cost::SqEuclidean);
+    if (debias) {
+      s.div = distributed::sinkhorn_divergence(problem, o, c);
+      s.xy = s.div->xy();
+    } else {
+      s.xy = distributed::sinkhorn(problem, o, c);
+    }
+    return s;
+  }
+#else
+  require(comm < 0, "comm", "this build of birkhoff has no MPI (BIRKHOFF_MPI was off)");
+#endif
   {
     nb::gil_scoped_release release;
     problem.geometry =
@@ -214,7 +236,8 @@ void bind(nb::module_& m, const char* name) {
         nb::arg("tol").none(), nb::arg("check_every"), nb::arg("marginal_tol"),
         nb::arg("num_threads"), nb::arg("debias"), nb::arg("progress").none(),
         nb::arg("schedule") = "auto", nb::arg("backend") = "auto", nb::arg("max_iter") = 20000,
-        nb::arg("acceleration") = "over-relaxation", nb::arg("block_size") = 32);
+        nb::arg("acceleration") = "over-relaxation", nb::arg("block_size") = 32,
+        nb::arg("comm") = -1);
 }
 
 }  // namespace
