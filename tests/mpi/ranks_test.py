@@ -115,6 +115,19 @@ def main():
         check_case(tmp, "debias-f64", np.float64, 26, 35, 2, ["--blur", "0.3", "--debias"])
         geomloss = ["--blur", "0.2", "--schedule", "geomloss"]
         check_case(tmp, "geomloss-f32", np.float32, 25, 19, 3, geomloss)
+        anderson = ["--blur", "0.3", "--acceleration", "anderson", "--reach", "1"]
+        check_case(tmp, "anderson-unbalanced-f64", np.float64, 33, 22, 3, anderson)
+        fixed = ["--blur", "0.3", "--update", "alternating", "--iterations", "200"]
+        check_case(tmp, "alternating-f64", np.float64, 23, 32, 2, [*fixed, "--tolerance", "1e-9"])
+        check_case(
+            tmp,
+            "debias-unbalanced-f32",
+            np.float32,
+            34,
+            25,
+            2,
+            [*geomloss, "--debias", "--reach", "1"],
+        )
         check_mismatch(tmp)
 
 
