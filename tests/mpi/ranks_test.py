@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -105,6 +106,20 @@ def check_mismatch(tmp):
     print("ok mismatched input: every rank ends with the error")
 
 
+def check_dead_rank(tmp):
+    # Rank 1 is killed 2 s into a solve of minutes: mpirun must end rank 0 too.
+    rng = np.random.default_rng(7)
+    np.save(tmp / "bx.npy", rng.normal(size=(30000, 32)))
+    np.save(tmp / "by.npy", rng.normal(size=(30000, 32)) + 0.1)
+    args = ["transport", str(tmp / "bx.npy"), str(tmp / "by.npy"), "--blur", "0.5", "--quiet"]
+    cmd = [MPIEXEC, "-np", "1", BIRKHOFF, *args, ":", "-np", "1", "timeout", "-s", "KILL", "2"]
+    start = time.monotonic()
+    p = run([*cmd, BIRKHOFF, *args])
+    assert p.returncode != 0, p
+    assert time.monotonic() - start < 60, "the surviving rank was not ended"
+    print(f"ok dead rank: the run ended after {time.monotonic() - start:.1f} s")
+
+
 def main():
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)
@@ -129,6 +144,7 @@ def main():
             [*geomloss, "--debias", "--reach", "1"],
         )
         check_mismatch(tmp)
+        check_dead_rank(tmp)
 
 
 if __name__ == "__main__":
