@@ -2,7 +2,9 @@
 
 #include <climits>
 #include <cstring>
+#include <exception>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -115,9 +117,21 @@ class DistributedPasses final : public Passes<T> {
     mine.weights += s.begin;
     mine.logw += s.begin;
     if (mine.labels) mine.labels += s.begin;
+    // A rank may own no rows (n < K). A failure on one rank is made every rank's before the
+    // exchange, which the others would otherwise wait in forever.
     LseOut<T> part;
-    transport::detail::lse_pass(mine, side(cols), col_hat.data(), eps, kappa_, threads_, part,
-                                values, dv);
+    std::exception_ptr failure;
+    try {
+      if (mine.n > 0)
+        transport::detail::lse_pass(mine, side(cols), col_hat.data(), eps, kappa_, threads_, part,
+                                    values, dv);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    int failed = failure ? 1 : 0, any = 0;
+    check(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm_), "MPI_Allreduce");
+    if (failure) std::rethrow_exception(failure);
+    if (any) throw std::runtime_error("a pass failed on another rank");
     // One record of 2 + dv values per row.
     const std::int64_t width = 2 + dv;
     std::vector<T> send(static_cast<std::size_t>(mine.n * width));
