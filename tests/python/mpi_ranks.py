@@ -45,7 +45,7 @@ def main():
             assert "on rank 1" in str(e), e
     else:
         assert comm.size == 1, "a mismatched input on rank 1 was not refused"
-    print(f"ok rank {comm.rank} of {comm.size}")
+    print(f"ok rank {comm.rank} of {comm.size}", flush=True)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,6 @@ def test_ranks_give_the_single_process_bits(ranks):
         timeout=180,
     )
     assert p.returncode == 0, p.stdout + p.stderr
-    assert sorted(p.stdout.split("\n"))[1:] == sorted(
-        f"ok rank {r} of {ranks}" for r in range(ranks)
-    ), p.stdout
+    # Every rank says ok (mpirun may interleave their lines).
+    for r in range(ranks):
+        assert f"ok rank {r} of {ranks}" in p.stdout, p.stdout
