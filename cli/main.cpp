@@ -12,6 +12,7 @@
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/version.hpp"
 #include "commands.hpp"
+#include "ranks.hpp"
 
 // OpenBLAS's own query; null when the BLAS linked in is not OpenBLAS.
 extern "C" char* openblas_get_corename(void) __attribute__((weak));
@@ -66,10 +67,10 @@ int report_parse_error(const CLI::App& app, const CLI::ParseError& e) {
   return 2;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  restart_with_openblas_kernels(argv);
+// The CLI's errors as exit codes. Under MPI, an invalid input is one every rank found (the
+// ranks agree on their inputs first), so rank 0 alone reports it and every rank exits;
+// anything else happened on one rank, which ends all of them rather than leave them waiting.
+int run(int argc, char** argv) {
   // Named here, so that usage lines say `birkhoff` and not the path the program was run as.
   CLI::App app{
       "birkhoff: optimal transport, graph coarsening and graph alignment at scale. "
@@ -83,26 +84,43 @@ int main(int argc, char** argv) {
   birkhoff::cli::add_coarsen_command(app);
   birkhoff::cli::add_align_command(app);
   birkhoff::cli::add_generate_command(app);
+  const bool many = birkhoff::cli::num_ranks() > 1;
+  const bool speaks = birkhoff::cli::rank() == 0;
+  auto fail = [&](int code, const char* format, const char* what) {
+    if (speaks || many) std::fprintf(stderr, format, what);
+    if (many) {
+      std::fflush(stderr);
+      birkhoff::cli::abort_ranks(code);
+    }
+    return code;
+  };
   if (argc <= 1) {  // a bare `birkhoff`: the subcommand list, as --help prints it
-    std::fputs(app.help().c_str(), stdout);
+    if (speaks) std::fputs(app.help().c_str(), stdout);
     return 0;
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return report_parse_error(app, e);
+    return speaks ? report_parse_error(app, e) : (e.get_exit_code() == 0 ? 0 : 2);
   } catch (const birkhoff::InvalidInput& e) {
-    std::fprintf(stderr, "birkhoff: error: %s\n", e.what());
+    if (speaks) std::fprintf(stderr, "birkhoff: error: %s\n", e.what());
     return 2;
   } catch (const birkhoff::Cancelled& e) {
-    std::fprintf(stderr, "birkhoff: %s\n", e.what());
-    return 130;
+    return fail(130, "birkhoff: %s\n", e.what());
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "birkhoff: error: out of memory\n");
-    return 3;
+    return fail(3, "birkhoff: error: %s\n", "out of memory");
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "birkhoff: error: %s\n", e.what());
-    return 1;
+    return fail(1, "birkhoff: error: %s\n", e.what());
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  restart_with_openblas_kernels(argv);
+  birkhoff::cli::start_ranks(&argc, &argv);
+  const int code = run(argc, argv);
+  birkhoff::cli::finish_ranks();
+  return code;
 }

@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "describe.hpp"
+#include "ranks.hpp"
 
 namespace birkhoff::cli {
 namespace {
@@ -33,9 +34,17 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym,
          std::map<std::string, std::string> converted) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<T> a, b;
-  if (!args.weights_a.empty()) a = load_vector<T>(args.weights_a, "--weights-a", converted);
-  if (!args.weights_b.empty()) b = load_vector<T>(args.weights_b, "--weights-b", converted);
-  note_conversions(converted, args.json);
+  std::string failed;  // on this rank: the others must hear of it before they wait for it
+  try {
+    if (!args.weights_a.empty()) a = load_vector<T>(args.weights_a, "--weights-a", converted);
+    if (!args.weights_b.empty()) b = load_vector<T>(args.weights_b, "--weights-b", converted);
+  } catch (const InvalidInput& e) {
+    if (!ranks_active()) throw;
+    failed = e.what();
+  }
+  agree_ranks(failed);
+  const bool speaks = rank() == 0;
+  note_conversions(converted, args.json || !speaks);
   transport::OtProblem<T> problem;
   problem.geometry = transport::PointCloud<T>(
       {xm.array.template as<T>("SOURCE").data(), xm.rows, xm.cols},
@@ -53,17 +62,19 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym,
     problem.marginals = transport::Partial{*args.mass};
   }
   transport::SinkhornOptions o = args.options;
-  ProgressBar bar(args.quiet || args.json);
+  ProgressBar bar(args.quiet || args.json || !speaks);
   o.progress = bar.callback();
 
   std::optional<transport::DivergenceSolution<T>> div;
   transport::Solution<T> sol;
   if (args.debias) {
-    div = transport::sinkhorn_divergence(problem, o);
+    div = solve_divergence(problem, o);
     sol = div->xy();
   } else {
-    sol = transport::sinkhorn(problem, o);
+    sol = solve(problem, o);
   }
+  // The other ranks hold the same solution: rank 0 writes it.
+  if (!speaks) return;
   const double loss = div ? div->loss() : sol.loss();
   const auto& r = sol.report();
   if (!args.output.empty()) {
@@ -103,6 +114,7 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym,
     j["converted"] = converted;
     j["seconds"] = seconds;
     j["peak_rss_mb"] = peak_rss_mb();
+    if (ranks_active()) j["ranks"] = num_ranks();
     print_json(j);
   } else {
     std::printf(
@@ -147,9 +159,19 @@ void add_transport_command(CLI::App& app) {
   cmd->callback([args] {
     require(args->output.empty() ? !(args->map || args->gradient) : true,
             args->map ? "--map" : "--gradient", "needs --output FILE.npz");
-    if (!args->output.empty()) check_writable(args->output, "--output");
-    Matrix x = load_matrix(args->source, "SOURCE");
-    Matrix y = load_matrix(args->target, "TARGET");
+    // Under MPI a failure on one rank is made every rank's (agree_ranks) before any waits.
+    std::string failed;
+    Matrix x, y;
+    try {
+      if (!args->output.empty() && rank() == 0) check_writable(args->output, "--output");
+      x = load_matrix(args->source, "SOURCE");
+      y = load_matrix(args->target, "TARGET");
+    } catch (const InvalidInput& e) {
+      if (!ranks_active()) throw;
+      failed = e.what();
+    }
+    agree_ranks(failed, "SOURCE", x.rows, x.cols, io::dtype_name(x.array.dtype));
+    agree_ranks("", "TARGET", y.rows, y.cols, io::dtype_name(y.array.dtype));
     // Points of two dtypes are solved in float64, the float32 ones converted once.
     std::map<std::string, std::string> converted;
     for (auto [m, what] : {std::pair{&x, "SOURCE"}, std::pair{&y, "TARGET"}}) {

@@ -12,6 +12,7 @@ APT_PACKAGES=(
   libhwy-dev libcli11-dev libfmt-dev nlohmann-json3-dev libspng-dev libzip-dev
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   libopenblas-dev   # BLAS GEMMs of the QPAlign solver
+  libopenmpi-dev openmpi-bin  # birkhoff::distributed, mpirun -np K birkhoff transport
   python3-skimage   # ships the sample photos of the colour-transfer demo
   clang-format      # the format check of .ci/run (.clang-format)
   clang libclang-rt-14-dev libomp-14-dev  # libFuzzer targets of tests/fuzz (tests/fuzz/run.sh)
@@ -29,6 +30,6 @@ PYTHON=${PYTHON:-python3}
 export PIP_BREAK_SYSTEM_PACKAGES=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 $PYTHON -m pip install -q "scikit-build-core>=0.8" "nanobind>=2.0" ninja numpy scipy pot scikit-learn pytest hypothesis \
   "ruff>=0.17,<0.18" \
-  torch geomloss  # ruff: a minor release may change its formatting; torch: birkhoff.torch
+  torch geomloss mpi4py  # ruff: a minor release may change its formatting; torch: birkhoff.torch
 $PYTHON -m pip install -q --no-build-isolation .
 command -v birkhoff >/dev/null || echo "setup: note: add $($PYTHON -c 'import sysconfig; print(sysconfig.get_path("scripts"))') to PATH for the birkhoff command"

@@ -194,6 +194,7 @@ def sinkhorn(
     progress=None,
     warn=True,
     _mass=None,
+    comm=None,
 ) -> SinkhornResult:
     """Entropic OT between two weighted point clouds, in O((n + m) d) memory.
 
@@ -243,13 +244,20 @@ def sinkhorn(
         progress: True for a progress bar (epsilon and marginal error shown), or a
             callable(stage, done, total).
         warn: issue a RuntimeWarning when not converged.
+        comm: an mpi4py communicator (``MPI.COMM_WORLD``) to solve over its ranks: every rank
+            calls sinkhorn with the same arguments (the whole x, y, a, b; checked), each
+            reduces its slice of the rows of every pass and the ranks exchange the row
+            results; every rank gets the result, with the same bits as without ``comm``
+            (the dense backend; docs/distributed.md). Needs a build with MPI.
 
     Returns:
         SinkhornResult.
 
     Raises:
-        TypeError: x or y not float32/float64, different dtypes, or not C-contiguous.
-        ValueError: empty clouds, dimension mismatch, weights of the wrong length, NaN/inf,
+        TypeError: x or y not float32/float64, different dtypes, or not C-contiguous; comm
+            not an mpi4py communicator.
+        ValueError: the ranks of ``comm`` given different arguments (on every rank); empty
+            clouds, dimension mismatch, weights of the wrong length, NaN/inf,
             negative weights, zero total mass, unequal masses when balanced, blur <= 0,
             scaling outside (0, 1), an epsilon too small for the dtype (below about
             4e-6 D^2 in float32, 7e-15 D^2 in float64, D the data's diameter).
@@ -299,6 +307,7 @@ def sinkhorn(
             progress_callback(progress),
             options,
             _mass,
+            _comm_handle(comm),
         )
     result = SinkhornResult(native, x, y)
     if warn and not result.converged:
@@ -374,6 +383,15 @@ def partial_sinkhorn(
         mass = frac * min(ma, mb)
     mass = as_float(mass, "mass")
     return sinkhorn(x, y, a, b, blur=blur, _mass=mass, **kwargs)
+
+
+def _comm_handle(comm):
+    """The Fortran handle of an mpi4py communicator (-1 for None), which the C++ side converts."""
+    if comm is None:
+        return -1
+    if not hasattr(comm, "py2f"):
+        raise TypeError(f"comm: expected an mpi4py communicator, got {type(comm).__name__}")
+    return int(comm.py2f())
 
 
 def _not_converged(report, error, tol):

@@ -7,6 +7,9 @@
 #include "birkhoff/transport/describe.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
 #include "describe.hpp"
+#if BIRKHOFF_HAVE_MPI
+#include "birkhoff/distributed/sinkhorn.hpp"
+#endif
 
 namespace birkhoff::python {
 namespace {
@@ -39,7 +42,7 @@ template <class T>
 Solved<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b, bool half_cost,
                 std::optional<double> reach_a, std::optional<double> reach_b, double epsilon,
                 bool debias, nb::object progress, const nb::dict& options,
-                std::optional<double> mass) {
+                std::optional<double> mass, std::int64_t comm) {
   const auto xv = matrix(x, "x"), yv = matrix(y, "y");
   OtProblem<T> problem;
   problem.a = vector_view(a, "a");
@@ -53,6 +56,26 @@ Solved<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b
   auto o = options_from_kwargs<transport::SinkhornOptions>(options);
   o.progress = progress_with_signals(progress);
   Solved<T> s;
+#if BIRKHOFF_HAVE_MPI
+  if (comm >= 0) {
+    int ready = 0;
+    MPI_Initialized(&ready);
+    require(ready != 0, "comm", "MPI is not initialised: import mpi4py.MPI first");
+    const MPI_Comm c = MPI_Comm_f2c(static_cast<MPI_Fint>(comm));
+    nb::gil_scoped_release release;
+    problem.geometry =
+        transport::PointCloud<T>(xv, yv, half_cost ? Cost::HalfSqEuclidean : Cost::SqEuclidean);
+    if (debias) {
+      s.div = distributed::sinkhorn_divergence(problem, o, c);
+      s.xy = s.div->xy();
+    } else {
+      s.xy = distributed::sinkhorn(problem, o, c);
+    }
+    return s;
+  }
+#else
+  require(comm < 0, "comm", "this build of birkhoff has no MPI (BIRKHOFF_MPI was off)");
+#endif
   {
     nb::gil_scoped_release release;
     problem.geometry =
@@ -162,7 +185,7 @@ void bind(nb::module_& m, const char* name) {
   m.def("sinkhorn", &solve<T>, nb::arg("x"), nb::arg("y"), nb::arg("a").none(), nb::arg("b").none(),
         nb::arg("half_cost"), nb::arg("reach_a").none(), nb::arg("reach_b").none(),
         nb::arg("epsilon"), nb::arg("debias"), nb::arg("progress").none(), nb::arg("options"),
-        nb::arg("mass").none() = nb::none());
+        nb::arg("mass").none() = nb::none(), nb::arg("comm") = -1);
 }
 
 }  // namespace

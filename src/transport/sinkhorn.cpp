@@ -42,7 +42,7 @@ double precision_floor(const OtProblem<T>& problem) {
 
 template <class T>
 Solver<T>::Solver(const OtProblem<T>& problem, const SinkhornOptions& options, bool debias,
-                  Passes<T>* passes)
+                  Passes<T>* passes, const PassesMaker& maker)
     : geometry_(problem.geometry),
       marginals_(problem.marginals),
       policy_(problem.marginals),
@@ -63,8 +63,12 @@ Solver<T>::Solver(const OtProblem<T>& problem, const SinkhornOptions& options, b
   x_ = x_side(geometry_, a_);
   y_ = y_side(geometry_, b_);
   if (passes == nullptr) {
-    dense_ = std::make_unique<DensePasses<T>>(x_, y_, kappa_, threads_);
-    passes = dense_.get();
+    if (maker.get<T>()) {
+      owned_ = maker.get<T>()(x_, y_, kappa_, threads_);
+    } else {
+      owned_ = std::make_unique<DensePasses<T>>(x_, y_, kappa_, threads_);
+    }
+    passes = owned_.get();
   }
   passes_ = passes;
   geomloss_ =
@@ -494,7 +498,7 @@ namespace {
 // A float32 problem solved in float64 (its points, weights and epsilon; the answer rounded
 // back): for epsilon below what float32 logits resolve to the tolerance.
 Solution<float> solve_in_double(const OtProblem<float>& problem, const SinkhornOptions& options,
-                                const std::string& why) {
+                                const std::string& why, const PassesMaker& maker) {
   const auto& g = problem.geometry;
   const std::vector<double> x(g.x().data, g.x().data + g.n() * g.dim());
   const std::vector<double> y(g.y().data, g.y().data + g.m() * g.dim());
@@ -503,7 +507,7 @@ Solution<float> solve_in_double(const OtProblem<float>& problem, const SinkhornO
   OtProblem<double> wide{
       PointCloud<double>({x.data(), g.n(), g.dim()}, {y.data(), g.m(), g.dim()}, g.cost()), a, b,
       problem.epsilon, problem.marginals};
-  const Solution<double> solved = sinkhorn(wide, options);
+  const Solution<double> solved = sinkhorn_with(wide, options, maker);
   auto s = std::make_shared<SolutionState<float>>();
   s->geometry = g;
   s->marginals = problem.marginals;
@@ -523,41 +527,71 @@ Solution<float> solve_in_double(const OtProblem<float>& problem, const SinkhornO
 }
 
 }  // namespace
-}  // namespace detail
 
 template <class T>
-Solution<T> sinkhorn(const OtProblem<T>& problem, const SinkhornOptions& options) {
+Solution<T> sinkhorn_with(const OtProblem<T>& problem, const SinkhornOptions& options,
+                          const PassesMaker& maker) {
   validate(problem, options);
   if constexpr (std::is_same_v<T, float>) {
     const bool converge =
         options.schedule == Schedule::Converge ||
         (options.schedule == Schedule::Auto && options.iterations == 0 && options.epsilons.empty());
-    const double floor = detail::precision_floor(problem);
+    const double floor = precision_floor(problem);
     if (converge && floor > 0.25 * options.marginal_tol) {
       char why[160];
       std::snprintf(why, sizeof why,
                     "float32 logits would leave a marginal error of about %.2g at this epsilon",
                     floor);
-      return detail::solve_in_double(problem, options, why);
+      return solve_in_double(problem, options, why, maker);
     }
   }
-  const auto choice = detail::choose_backend(problem, options, false);
-  if (choice.backend == Backend::Multiscale)
-    return detail::multiscale_sinkhorn(problem, options, choice.reason);
-  detail::Solver<T> solver(problem, options, false);
+  if (maker)
+    require(options.backend != Backend::Multiscale, "backend",
+            "the multiscale backend does not run distributed yet; use backend dense");
+  auto choice = choose_backend(problem, options, false);
+  if (choice.backend == Backend::Multiscale) {
+    if (!maker) return multiscale_sinkhorn(problem, options, choice.reason);
+    choice = {Backend::Dense, "distributed runs are dense (multiscale: " + choice.reason + ")"};
+  }
+  Solver<T> solver(problem, options, false, nullptr, maker);
   solver.backend_reason = choice.reason;
   solver.run();
   return solver.result();
 }
 
 template <class T>
-DivergenceSolution<T> sinkhorn_divergence(const OtProblem<T>& problem,
-                                          const SinkhornOptions& options) {
+DivergenceSolution<T> sinkhorn_divergence_with(const OtProblem<T>& problem,
+                                               const SinkhornOptions& options,
+                                               const PassesMaker& maker) {
   validate(problem, options);
-  detail::choose_backend(problem, options, true);  // refuses what the divergence lacks
-  detail::Solver<T> solver(problem, options, true);
+  choose_backend(problem, options, true);  // refuses what the divergence lacks
+  Solver<T> solver(problem, options, true, nullptr, maker);
   solver.run();
   return solver.divergence();
+}
+
+template Solution<float> sinkhorn_with(const OtProblem<float>&, const SinkhornOptions&,
+                                       const PassesMaker&);
+template Solution<double> sinkhorn_with(const OtProblem<double>&, const SinkhornOptions&,
+                                        const PassesMaker&);
+template DivergenceSolution<float> sinkhorn_divergence_with(const OtProblem<float>&,
+                                                            const SinkhornOptions&,
+                                                            const PassesMaker&);
+template DivergenceSolution<double> sinkhorn_divergence_with(const OtProblem<double>&,
+                                                             const SinkhornOptions&,
+                                                             const PassesMaker&);
+
+}  // namespace detail
+
+template <class T>
+Solution<T> sinkhorn(const OtProblem<T>& problem, const SinkhornOptions& options) {
+  return detail::sinkhorn_with(problem, options, {});
+}
+
+template <class T>
+DivergenceSolution<T> sinkhorn_divergence(const OtProblem<T>& problem,
+                                          const SinkhornOptions& options) {
+  return detail::sinkhorn_divergence_with(problem, options, {});
 }
 
 template Solution<float> sinkhorn(const OtProblem<float>&, const SinkhornOptions&);

@@ -1,6 +1,7 @@
 // PRIVATE: the Sinkhorn loop shared by sinkhorn() and sinkhorn_divergence().
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,12 +13,33 @@
 
 namespace birkhoff::transport::detail {
 
+/// Makes the passes over a solver's prepared sides (x, y, kappa, threads) for each working
+/// dtype; empty makers mean dense passes. The distributed passes (birkhoff/distributed) are
+/// made this way: the library of the solver knows nothing of how they exchange.
+struct PassesMaker {
+  std::function<std::unique_ptr<Passes<float>>(const Side<float>&, const Side<float>&, double, int)>
+      f32;
+  std::function<std::unique_ptr<Passes<double>>(const Side<double>&, const Side<double>&, double,
+                                                int)>
+      f64;
+  /// The maker of dtype T (null when none was given).
+  template <class T>
+  const auto& get() const {
+    if constexpr (sizeof(T) == 4) {
+      return f32;
+    } else {
+      return f64;
+    }
+  }
+  explicit operator bool() const { return f32 && f64; }
+};
+
 template <class T>
 class Solver {
  public:
-  /// `passes` (borrowed; default: dense) visits the pairs.
+  /// `passes` (borrowed; default: those of `maker`, else dense) visits the pairs.
   Solver(const OtProblem<T>& problem, const SinkhornOptions& options, bool debias,
-         Passes<T>* passes = nullptr);
+         Passes<T>* passes = nullptr, const PassesMaker& maker = {});
   /// Starts from these standard potentials (n), (m) instead of zero.
   void warm_start(std::span<const T> f, std::span<const T> g);
   void run();
@@ -49,7 +71,7 @@ class Solver {
   int threads_ = 1;
   Weights<T> a_, b_;
   Side<T> x_, y_;
-  std::unique_ptr<Passes<T>> dense_;
+  std::unique_ptr<Passes<T>> owned_;
   Passes<T>* passes_ = nullptr;
   bool warm_ = false;
   std::vector<double> eps_;
@@ -72,5 +94,15 @@ class Solver {
   std::vector<double> errors_, marginal_errors_;
   std::vector<LevelReport> levels_;
 };
+
+/// sinkhorn() and sinkhorn_divergence() with the passes of `maker` (the dense backend; a
+/// multiscale choice of Backend::Auto falls back to dense, an explicit one is refused).
+template <class T>
+Solution<T> sinkhorn_with(const OtProblem<T>& problem, const SinkhornOptions& options,
+                          const PassesMaker& maker);
+template <class T>
+DivergenceSolution<T> sinkhorn_divergence_with(const OtProblem<T>& problem,
+                                               const SinkhornOptions& options,
+                                               const PassesMaker& maker);
 
 }  // namespace birkhoff::transport::detail
