@@ -23,11 +23,6 @@ template <class T>
 struct is_vector : std::false_type {};
 template <class T>
 struct is_vector<std::vector<T>> : std::true_type {};
-// A vector of described structs (nested results, such as the report's levels).
-template <class T>
-struct is_struct_vector : std::false_type {};
-template <class T>
-struct is_struct_vector<std::vector<T>> : std::is_class<T> {};
 
 /// "--" + name with underscores as dashes, or the field's own flag.
 template <class F>

@@ -20,13 +20,6 @@ namespace birkhoff::python {
 
 namespace nb = nanobind;
 
-namespace describe_detail {
-template <class T>
-struct is_struct_vector : std::false_type {};
-template <class T>
-struct is_struct_vector<std::vector<T>> : std::is_class<T> {};
-}  // namespace describe_detail
-
 /// Options of type S from a dict of keyword arguments: each described field present in
 /// `kwargs` is set (an enum from its spelling, None for an optional), the others keep the
 /// struct's defaults. Raises TypeError for a key that S does not describe or a value of the
@@ -80,7 +73,7 @@ nb::dict to_dict(const S& s) {
     const M& value = s.*(f.member);
     if constexpr (std::is_enum_v<M>) {
       d[f.name] = enum_name(f.names, value);
-    } else if constexpr (describe_detail::is_struct_vector<M>::value) {
+    } else if constexpr (is_struct_vector<M>::value) {
       nb::list l;
       for (const auto& e : value) l.append(to_dict(e));
       d[f.name] = l;

@@ -3,7 +3,9 @@
 #include <span>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace birkhoff {
 
@@ -46,6 +48,13 @@ constexpr Field<S, E> field(const char* name, E S::*member, const char* help,
 /// of Field values.
 template <class S>
 struct Describe;
+
+/// A vector of described structs (nested results, such as a report's levels): the front ends
+/// write it as a list of objects.
+template <class T>
+struct is_struct_vector : std::false_type {};
+template <class T>
+struct is_struct_vector<std::vector<T>> : std::is_class<T> {};
 
 /// Calls f(field) for every described field of S, in order.
 template <class S, class F>
