@@ -58,7 +58,7 @@ void coarsen() {
   const std::int64_t e = static_cast<std::int64_t>(edges.size()) / 2;
   const auto g = birkhoff::graph::from_edge_index({edges.data(), 2, e}, {features.data(), 6, 2});
   birkhoff::coarsen::NopeOptions o;
-  o.variant = birkhoff::coarsen::Variant::NopeStar;
+  o.method = birkhoff::coarsen::Method::NopeStar;
   o.ratio = 0.5;
   const birkhoff::coarsen::MergeTree tree = birkhoff::coarsen::nope(g, o);
   const birkhoff::coarsen::CoarseGraph c = birkhoff::coarsen::cut(tree, g);

@@ -45,7 +45,7 @@ MergeTree nope(const graph::AttributedGraph& graph, const NopeOptions& options) 
   out.one_way_pairs = graph.one_way_pairs;
   out.two_way_pairs = graph.two_way_pairs;
   if (n > 0) {
-    if (options.variant == Variant::Nope) {
+    if (options.method == Method::Nope) {
       detail::MergeLoop<detail::NopeKey>(graph, edges, options).run(target, out);
     } else {
       detail::MergeLoop<detail::NopeStarKey>(graph, edges, options).run(target, out);

@@ -15,7 +15,7 @@ namespace birkhoff::coarsen {
 /// graph are ignored (and counted in the result).
 ///
 /// @param graph undirected graph with (N, D) float32 features, D >= 1 (see graph::from_edge_index).
-/// @param options variant, ratio (fraction of nodes kept) or n_coarse, and knobs.
+/// @param options method, ratio (fraction of nodes kept) or n_coarse, and knobs.
 /// @return the merge tree; cut(tree, graph) gives the coarse graph (super-nodes, assignment,
 ///         mean features, coarse edges).
 /// @throws birkhoff::InvalidInput naming `ratio` outside (0, 1] or NaN, `n_coarse` outside

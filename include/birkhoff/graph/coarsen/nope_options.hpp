@@ -8,7 +8,7 @@
 namespace birkhoff::coarsen {
 
 /// Which merge key the greedy loop uses [bai2026nope].
-enum class Variant {
+enum class Method {
   /// NOPE: L(p,q) = w(p,q) * (sigma_p + sigma_q + sum_{k in N(p) ∩ N(q)} (<x_k,x_p> -
   /// <x_k,x_q>)^2), sigma_i = sum_{k in N(i)} <x_i,x_k>^2 (the neighbourhood interference).
   Nope,
@@ -27,7 +27,7 @@ enum class KeyPrecision {
 
 /// Settings of nope(). w(p, q) = s_p s_q / (s_p + s_q + 1e-8) with s the super-node sizes.
 struct NopeOptions {
-  Variant variant = Variant::Nope;
+  Method method = Method::Nope;
   /// Fraction of nodes KEPT, in (0, 1]: the loop stops at n_coarse = max(1, round(N * ratio))
   /// live super-nodes, round = half to even (Python's round, as the authors' code).
   double ratio = 0.5;

@@ -21,7 +21,7 @@ using testing::toy;
 
 TEST(CoarseGraph, LiftAndPoolUseTheAssignment) {
   const Toy t = toy();
-  const auto r = cut(nope(t.g, opts(Variant::NopeStar, 0.5)), t.g);
+  const auto r = cut(nope(t.g, opts(Method::NopeStar, 0.5)), t.g);
   const std::vector<float> coarse = {10, 20};
   std::vector<float> fine(4);
   lift(r, {coarse.data(), 2, 1}, {fine.data(), 4, 1});
@@ -60,7 +60,7 @@ RC_GTEST_PROP(CoarseGraphProperties, CutEqualsTheContractionOfItsAssignment, ())
       rc::gen::pair(rc::gen::inRange(0, 1000), rc::gen::inRange(0, 1000)));
   const auto values = *rc::gen::container<std::vector<int>>(rc::gen::inRange(0, 100));
   const Random rg = random_graph(n, 2, pairs, values);
-  const auto c = cut(nope(rg.g, opts(Variant::NopeStar, 0.3)), rg.g);
+  const auto c = cut(nope(rg.g, opts(Method::NopeStar, 0.3)), rg.g);
   const auto d = contract(rg.g, c.assignment, c.num_super_nodes());
   RC_ASSERT(d.members == c.members);
   RC_ASSERT(d.features == c.features);

@@ -25,9 +25,9 @@ inline Toy toy() {
   return t;
 }
 
-inline NopeOptions opts(Variant v, double ratio) {
+inline NopeOptions opts(Method v, double ratio) {
   NopeOptions o;
-  o.variant = v;
+  o.method = v;
   o.ratio = ratio;
   return o;
 }

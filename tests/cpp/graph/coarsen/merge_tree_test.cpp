@@ -26,7 +26,7 @@ TEST(MergeTree, TargetRoundsHalfToEvenLikePython) {
 
 TEST(MergeTree, PrefixRejectsAskingForMoreMergesThanTheRunHolds) {
   const Toy t = toy();
-  const auto r = nope(t.g, opts(Variant::Nope, 0.5));
+  const auto r = nope(t.g, opts(Method::Nope, 0.5));
   EXPECT_THROW(prefix(r, target_for_ratio(4, 0.25)), InvalidInput);
   EXPECT_EQ(prefix(r, target_for_ratio(4, 0.75)).num_merges(), 1);
 }
@@ -36,7 +36,7 @@ TEST(MergeTree, PrefixOfATreeThatRanOutOfEdgesKeepsAllItsMerges) {
   const std::vector<float> x = {0, 1, 2, 3};
   const std::vector<std::int64_t> e = {0, 2, 1, 3};
   const auto g = graph::from_edge_index({e.data(), 2, 2}, {x.data(), 4, 1});
-  const auto r = nope(g, opts(Variant::NopeStar, 0.25));
+  const auto r = nope(g, opts(Method::NopeStar, 0.25));
   ASSERT_FALSE(r.reached_target);
   const auto p = prefix(r, 1);
   EXPECT_EQ(p.merges, r.merges);

@@ -126,7 +126,7 @@ TEST_P(GoldenParity, NopeStarEqualsTheGoldenExactly) {
   if (!ds) BIRKHOFF_SKIP_WITHOUT_SHARED_DATA(kData + "/" + name);
   const Golden gold = golden(name, "nopestar", ratio);
   NopeOptions o;
-  o.variant = Variant::NopeStar;
+  o.method = Method::NopeStar;
   o.ratio = std::stod(ratio);
   const auto r = nope(ds->g, o);
   EXPECT_EQ(r.target, gold.target);
@@ -149,7 +149,7 @@ TEST_P(GoldenParity, NopeMatchesTheGoldenUpToNearTies) {
   if (!ds) BIRKHOFF_SKIP_WITHOUT_SHARED_DATA(kData + "/" + name);
   const Golden gold = golden(name, "nope", ratio);
   NopeOptions o;
-  o.variant = Variant::Nope;
+  o.method = Method::Nope;
   o.ratio = std::stod(ratio);
   const auto r = nope(ds->g, o);
   const std::int64_t n = ds->g.num_nodes;
@@ -185,7 +185,7 @@ TEST_P(GoldenParity, CutOfTheSmallestRatioRunEqualsTheDirectRun) {
   const Dataset* ds = load(name);
   if (!ds) BIRKHOFF_SKIP_WITHOUT_SHARED_DATA(kData + "/" + name);
   NopeOptions o;
-  o.variant = Variant::NopeStar;
+  o.method = Method::NopeStar;
   o.ratio = 0.1;
   const auto fine = nope(ds->g, o);
   o.ratio = std::stod(ratio);
@@ -201,9 +201,9 @@ TEST_P(GoldenParity, CutOfTheSmallestRatioRunEqualsTheDirectRun) {
 TEST(GoldenData, ResultDoesNotDependOnTheThreadCount) {
   const Dataset* ds = load("cora");
   if (!ds) BIRKHOFF_SKIP_WITHOUT_SHARED_DATA(kData + "/cora");
-  for (const Variant v : {Variant::Nope, Variant::NopeStar}) {
+  for (const Method v : {Method::Nope, Method::NopeStar}) {
     NopeOptions a;
-    a.variant = v;
+    a.method = v;
     a.ratio = 0.3;
     NopeOptions b = a;
     a.num_threads = 1;

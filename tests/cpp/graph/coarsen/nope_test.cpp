@@ -24,7 +24,7 @@ using testing::toy;
 
 TEST(Nope, ToyCaseMatchesTheReference) {
   const Toy t = toy();
-  const auto r = nope(t.g, opts(Variant::Nope, 0.5));
+  const auto r = nope(t.g, opts(Method::Nope, 0.5));
   EXPECT_EQ(r.merges, (std::vector<std::int64_t>{4, 0, 1, 5, 2, 4}));
   ASSERT_EQ(r.keys.size(), 2u);
   EXPECT_NEAR(r.keys[0], 0.999999995, 1e-15);
@@ -32,14 +32,14 @@ TEST(Nope, ToyCaseMatchesTheReference) {
   EXPECT_EQ(cut(r, t.g).roots, (std::vector<std::int64_t>{3, 5}));
   EXPECT_TRUE(r.reached_target);
 
-  const auto r4 = nope(t.g, opts(Variant::Nope, 0.25));
+  const auto r4 = nope(t.g, opts(Method::Nope, 0.25));
   EXPECT_EQ(r4.merges, (std::vector<std::int64_t>{4, 0, 1, 5, 2, 4, 6, 3, 5}));
   EXPECT_NEAR(r4.keys[2], 0.16666666749176345, 1e-15);
 }
 
 TEST(NopeStar, ToyCaseMatchesTheReference) {
   const Toy t = toy();
-  const auto r = nope(t.g, opts(Variant::NopeStar, 0.5));
+  const auto r = nope(t.g, opts(Method::NopeStar, 0.5));
   EXPECT_EQ(r.merges, (std::vector<std::int64_t>{4, 0, 1, 5, 2, 3}));
   EXPECT_EQ(r.keys, (std::vector<double>{0.0, 0.0}));
   const auto c = cut(r, t.g);
@@ -50,7 +50,7 @@ TEST(NopeStar, ToyCaseMatchesTheReference) {
   EXPECT_EQ(c.edge_index, (std::vector<std::int64_t>{0, 1, 1, 0}));
   EXPECT_EQ(c.edge_weight, (std::vector<std::int64_t>{2, 2}));  // 0-2 and 1-2
 
-  const auto r4 = nope(t.g, opts(Variant::NopeStar, 0.25));
+  const auto r4 = nope(t.g, opts(Method::NopeStar, 0.25));
   EXPECT_EQ(r4.merges, (std::vector<std::int64_t>{4, 0, 1, 5, 2, 3, 6, 4, 5}));
   EXPECT_EQ(r4.keys[2], 0.0);
 }
@@ -59,7 +59,7 @@ TEST(Nope, RejectsRatioOutsideUnitIntervalNamingRatio) {
   const Toy t = toy();
   for (const double bad : {0.0, -0.5, 1.5, std::nan("")}) {
     try {
-      nope(t.g, opts(Variant::Nope, bad));
+      nope(t.g, opts(Method::Nope, bad));
       FAIL() << "expected InvalidInput for ratio " << bad;
     } catch (const InvalidInput& err) {
       EXPECT_EQ(std::string(err.what()).rfind("ratio:", 0), 0u) << err.what();
@@ -78,7 +78,7 @@ TEST(Nope, DisconnectedGraphStopsAtOneSuperNodePerComponent) {
   std::iota(x.begin(), x.end(), 0.0f);
   const std::vector<std::int64_t> e = {0, 1, 0, 3, 4, 3, 1, 2, 2, 4, 5, 5};
   const auto g = graph::from_edge_index({e.data(), 2, 6}, {x.data(), 7, 1});
-  for (const Variant v : {Variant::Nope, Variant::NopeStar}) {
+  for (const Method v : {Method::Nope, Method::NopeStar}) {
     const auto r = nope(g, opts(v, 0.1));
     EXPECT_FALSE(r.reached_target);
     EXPECT_EQ(r.target, 1);
@@ -95,12 +95,12 @@ TEST(Nope, SingleNodeAndEmptyGraphsGiveTheTrivialResult) {
   const std::vector<std::int64_t> none;
   const std::vector<float> one = {3.0f, 4.0f};
   const auto g1 = graph::from_edge_index({none.data(), 2, 0}, {one.data(), 1, 2});
-  const auto r1 = nope(g1, opts(Variant::Nope, 0.5));
+  const auto r1 = nope(g1, opts(Method::Nope, 0.5));
   EXPECT_TRUE(r1.reached_target);
   EXPECT_EQ(cut(r1, g1).roots, (std::vector<std::int64_t>{0}));
   EXPECT_EQ(cut(r1, g1).features, one);
   const auto g0 = graph::from_edge_index({none.data(), 2, 0}, {nullptr, 0, 2});
-  const auto r0 = nope(g0, opts(Variant::NopeStar, 0.5));
+  const auto r0 = nope(g0, opts(Method::NopeStar, 0.5));
   EXPECT_TRUE(r0.reached_target);
   EXPECT_EQ(cut(r0, g0).num_super_nodes(), 0);
   EXPECT_TRUE(cut(r0, g0).assignment.empty());
@@ -110,7 +110,7 @@ TEST(Nope, ReportsDroppedSelfLoopsAndMergedDuplicates) {
   const std::vector<float> x = {0, 1, 2};
   const std::vector<std::int64_t> e = {0, 1, 1, 2, 1, 0, 1, 2};
   const auto g = graph::from_edge_index({e.data(), 2, 4}, {x.data(), 3, 1});
-  const auto r = nope(g, opts(Variant::NopeStar, 1.0));
+  const auto r = nope(g, opts(Method::NopeStar, 1.0));
   EXPECT_EQ(r.self_loops_dropped, 2);  // columns (1, 1) and (2, 2)
   EXPECT_EQ(r.duplicates_merged, 1);   // (1, 0) repeats (0, 1)
   EXPECT_EQ(r.num_merges(), 0);
@@ -122,7 +122,7 @@ TEST(Nope, SelfLoopsChangeNothingButTheirCount) {
   // The toy's four edges plus the self-loops (3, 3) and (2, 2).
   const std::vector<std::int64_t> looped = {0, 0, 1, 2, 3, 2, 1, 2, 2, 3, 3, 2};
   const auto g = graph::from_edge_index({looped.data(), 2, 6}, {t.x.data(), 4, 2});
-  for (const Variant v : {Variant::Nope, Variant::NopeStar}) {
+  for (const Method v : {Method::Nope, Method::NopeStar}) {
     const auto with = nope(g, opts(v, 0.25)), without = nope(t.g, opts(v, 0.25));
     EXPECT_EQ(with.merges, without.merges);
     EXPECT_EQ(with.keys, without.keys);
@@ -137,15 +137,15 @@ TEST(Nope, RejectsDirectedOrWeightedGraphs) {
   graph::BuildOptions directed;
   directed.directed = true;
   const auto d = graph::from_edge_index({t.e.data(), 2, 4}, 4, {}, {t.x.data(), 4, 2}, directed);
-  EXPECT_THROW(nope(d, opts(Variant::Nope, 0.5)), InvalidInput);
+  EXPECT_THROW(nope(d, opts(Method::Nope, 0.5)), InvalidInput);
   const std::vector<double> w(4, 1.0);
   const auto weighted = graph::from_edge_index({t.e.data(), 2, 4}, 4, w, {t.x.data(), 4, 2});
-  EXPECT_THROW(nope(weighted, opts(Variant::Nope, 0.5)), InvalidInput);
+  EXPECT_THROW(nope(weighted, opts(Method::Nope, 0.5)), InvalidInput);
 }
 
 TEST(Nope, ProgressCallbackCanCancel) {
   const Toy t = toy();
-  NopeOptions o = opts(Variant::Nope, 0.25);
+  NopeOptions o = opts(Method::Nope, 0.25);
   o.progress = [](const ProgressInfo&) { return false; };
   EXPECT_THROW(nope(t.g, o), Cancelled);
 }
@@ -222,7 +222,7 @@ RC_GTEST_PROP(NopeProperties, AssignmentIsOntoAndMeetsRatio, ()) {
       *rc::gen::inRange(0, 100),
       rc::gen::pair(rc::gen::inRange(0, 1000), rc::gen::inRange(0, 1000)));
   const auto values = *rc::gen::container<std::vector<int>>(rc::gen::inRange(0, 100));
-  const auto variant = *rc::gen::element(Variant::Nope, Variant::NopeStar);
+  const auto variant = *rc::gen::element(Method::Nope, Method::NopeStar);
   const double ratio = *rc::gen::element(0.01, 0.1, 0.3, 0.5, 0.9, 1.0);
   const Random rg = random_graph(n, d, pairs, values);
   const auto r = nope(rg.g, opts(variant, ratio));
@@ -248,7 +248,7 @@ RC_GTEST_PROP(NopeProperties, CutEqualsADirectRunAtTheLargerRatio, ()) {
       *rc::gen::inRange(0, 120),
       rc::gen::pair(rc::gen::inRange(0, 1000), rc::gen::inRange(0, 1000)));
   const auto values = *rc::gen::container<std::vector<int>>(rc::gen::inRange(0, 100));
-  const auto variant = *rc::gen::element(Variant::Nope, Variant::NopeStar);
+  const auto variant = *rc::gen::element(Method::Nope, Method::NopeStar);
   const Random rg = random_graph(n, 3, pairs, values);
   const auto fine = nope(rg.g, opts(variant, 0.1));
   for (const double ratio : {0.1, 0.3, 0.5, 1.0}) {
@@ -263,7 +263,7 @@ RC_GTEST_PROP(NopeProperties, ResultDoesNotDependOnTheThreadCount, ()) {
       *rc::gen::inRange(0, 200),
       rc::gen::pair(rc::gen::inRange(0, 1000), rc::gen::inRange(0, 1000)));
   const auto values = *rc::gen::container<std::vector<int>>(rc::gen::inRange(0, 100));
-  const auto variant = *rc::gen::element(Variant::Nope, Variant::NopeStar);
+  const auto variant = *rc::gen::element(Method::Nope, Method::NopeStar);
   const Random rg = random_graph(n, 4, pairs, values);
   NopeOptions a = opts(variant, 0.2), b = a;
   a.num_threads = 1;
@@ -280,7 +280,7 @@ RC_GTEST_PROP(NopeProperties, BitsetPhaseChangesNothing, ()) {
       *rc::gen::inRange(0, 3000),
       rc::gen::pair(rc::gen::inRange(0, 100000), rc::gen::inRange(0, 100000)));
   const auto values = *rc::gen::container<std::vector<int>>(rc::gen::inRange(0, 100));
-  const auto variant = *rc::gen::element(Variant::Nope, Variant::NopeStar);
+  const auto variant = *rc::gen::element(Method::Nope, Method::NopeStar);
   const Random rg = random_graph(n, d, pairs, values);
   NopeOptions lists = opts(variant, *rc::gen::element(0.01, 0.2, 0.6)), bits = lists;
   lists.bitset_bytes = 0;
@@ -319,7 +319,7 @@ TEST(Nope, BitsetPhaseChangesNothingOnAPowerLawGraph) {
   // 1000, so that merges have more new pairs than the parallel threshold.
   const int n = 4000;
   const Random rg = power_law_graph(n, 8, 1000);
-  for (const Variant v : {Variant::Nope, Variant::NopeStar}) {
+  for (const Method v : {Method::Nope, Method::NopeStar}) {
     // Lists alone on one thread; bitset rows on two threads (hubs' merges score their new
     // pairs in parallel).
     NopeOptions lists = opts(v, 0.01), bits = lists;
@@ -342,7 +342,7 @@ TEST(Nope, ListPhaseOnTwoThreadsEqualsOneOnALargerGraph) {
   // level by level with levels above the parallel size, and many merges score their pairs
   // from the lists on both threads (NOPE*'s per-thread counts of edges inside N(n)).
   const Random rg = power_law_graph(20000, 4, 3000);
-  for (const Variant v : {Variant::Nope, Variant::NopeStar}) {
+  for (const Method v : {Method::Nope, Method::NopeStar}) {
     NopeOptions one = opts(v, 0.2), two = one;
     one.bitset_bytes = 0;
     two.bitset_bytes = 0;
