@@ -48,7 +48,7 @@ class StableMatching {
 
 // Pi <- Balance(max(Pi - alpha G, 0)) with Barzilai-Borwein steps until a stopping rule holds;
 // pi holds the initial point on entry and the last iterate on return. Fills the objective
-// trace, iterations, converged, stable and nan_restarts of `out`.
+// trace, iterations, converged, stopped_by and nan_restarts of `out`.
 void iterate(const detail::Problem& p, const QpAlignOptions& o, std::vector<double>& pi,
              Alignment& out) {
   const std::int64_t n = p.size, m = p.free;
@@ -61,6 +61,10 @@ void iterate(const detail::Problem& p, const QpAlignOptions& o, std::vector<doub
   std::vector<std::int64_t> best(static_cast<std::size_t>(m));
   StableMatching matching(m);
   double last_alpha = o.step;
+  if (m == 0) {
+    out.converged = true;
+    out.stopped_by = StopReason::Seeded;
+  }
   for (std::int64_t t = 0; t < o.max_iter && m > 0; ++t) {
     double alpha = o.step;
     if (t > 0 && o.barzilai_borwein) {
@@ -98,10 +102,12 @@ void iterate(const detail::Problem& p, const QpAlignOptions& o, std::vector<doub
     report_progress(o.progress, "qpalign", t + 1, o.max_iter);
     if (std::abs(f_new - f) / (1.0 + std::abs(f)) < o.tol) {
       out.converged = true;
+      out.stopped_by = StopReason::Tolerance;
       break;
     }
     if (o.patience > 0 && matching.update(best) >= o.patience) {
-      out.stable = true;
+      out.converged = true;
+      out.stopped_by = StopReason::Patience;
       break;
     }
     f = f_new;

@@ -13,6 +13,14 @@
 
 namespace birkhoff::align {
 
+/// Why qpalign() stopped iterating.
+enum class StopReason {
+  MaxIter,    ///< the budget of max_iter iterations ran out
+  Tolerance,  ///< the objective's relative change fell below tol (the reference's rule)
+  Patience,   ///< the argmax bijection stayed the same for `patience` iterations
+  Seeded,     ///< nothing to iterate: every node is fixed by a seed
+};
+
 /// The output of qpalign().
 struct Alignment {
   std::int64_t n1 = 0, n2 = 0;  ///< sizes of G1 and G2
@@ -27,8 +35,10 @@ struct Alignment {
   std::vector<double> soft;       ///< (n1, n2) float64 Pi when options.return_soft, else empty
   std::vector<double> objective;  ///< F(Pi_t) per iteration (not monotone: BB steps)
   std::int64_t iterations = 0;
-  bool converged = false;         ///< the relative objective change fell below tol
-  bool stable = false;            ///< stopped by `patience` (the argmax bijection stopped changing)
+  /// A stopping rule fired before max_iter ran out (stopped_by says which); false when the
+  /// iteration budget did. The quality of the matching is in `metrics`, not here.
+  bool converged = false;
+  StopReason stopped_by = StopReason::MaxIter;
   std::int64_t nan_restarts = 0;  ///< steps retried from the last finite Pi with alpha halved
   double lambda_edge = 0, lambda_feature = 0;  ///< the weights used (after MLE weighting)
   bool has_metrics = false;                    ///< options.truth was given
