@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "birkhoff/core/error.hpp"
+#include "birkhoff/graph/align/describe.hpp"
 #include "birkhoff/graph/align/generate.hpp"
 #include "birkhoff/graph/align/qpalign.hpp"
 #include "birkhoff/graph/graph.hpp"
@@ -15,19 +16,15 @@
 #include "birkhoff/io/npy.hpp"
 #include "commands.hpp"
 #include "common.hpp"
+#include "describe.hpp"
 
 namespace birkhoff::cli {
 namespace {
 
 struct AlignArgs {
-  std::string g1_dir, g2_dir, seeds, truth, output, init = "similarity";
-  double lambda_edge = 0.1, lambda_feature = 0.9, gamma = 0.1, step = 1e-4, tol = 1e-7;
-  double sinkhorn_tol = 1e-9, mle_rho = -1, mle_r = -1;
-  std::int64_t max_iter = 400, sweeps = 80, top_k = 10, patience = 5, anderson = 20;
-  std::string bb_negative = "maximum";
-  std::uint64_t seed = 0;
-  int threads = 0;
-  bool directed = false, no_bb = false, soft = false, json = false, quiet = false;
+  std::string g1_dir, g2_dir, seeds, truth, output;
+  align::QpAlignOptions options;
+  bool directed = false, json = false, quiet = false;
 };
 
 // A graph folder: the arrays read (the graph borrows the features) and the graph built from
@@ -81,68 +78,11 @@ io::NpyArray load_pairs(const std::string& path, const std::string& what,
   return a;
 }
 
-// qpalign() names its options as in C++ and Python; the CLI's flags for them.
-align::Alignment qpalign_naming_flags(const graph::AttributedGraph& g1,
-                                      const graph::AttributedGraph& g2,
-                                      const align::QpAlignOptions& o) {
-  static const std::pair<const char*, const char*> kFlags[] = {
-      {"lambda_edge", "--lambda-edge"},
-      {"lambda_feature", "--lambda-feature"},
-      {"gamma", "--gamma"},
-      {"mle_rho", "--mle-rho"},
-      {"mle_r", "--mle-r"},
-      {"max_iter", "--iters"},
-      {"sinkhorn_sweeps", "--sweeps"},
-      {"sinkhorn_tol", "--sinkhorn-tol"},
-      {"sinkhorn_anderson", "--anderson"},
-      {"step", "--step"},
-      {"tol", "--tol"},
-      {"top_k", "--top-k"},
-      {"patience", "--patience"}};
-  try {
-    return align::qpalign(g1, g2, o);
-  } catch (const InvalidInput& e) {
-    const std::string what = e.what();
-    for (const auto& [option, flag] : kFlags) {
-      const std::string prefix = std::string(option) + ": ";
-      if (what.rfind(prefix, 0) == 0)
-        throw InvalidInput(flag + (": " + what.substr(prefix.size())));
-    }
-    throw;
-  }
-}
-
-void run_align(const AlignArgs& args) {
-  align::QpAlignOptions o;
-  require(args.init == "similarity" || args.init == "random" || args.init == "barycenter", "--init",
-          "must be similarity, random or barycenter; got " + args.init);
-  o.init = args.init == "similarity" ? align::Init::Similarity
-           : args.init == "random"   ? align::Init::Random
-                                     : align::Init::Barycenter;
-  o.lambda_edge = args.lambda_edge;
-  o.lambda_feature = args.lambda_feature;
-  o.gamma = args.gamma;
-  o.mle_rho = args.mle_rho;
-  o.mle_r = args.mle_r;
-  o.max_iter = args.max_iter;
-  o.sinkhorn_sweeps = args.sweeps;
-  o.sinkhorn_tol = args.sinkhorn_tol;
-  o.sinkhorn_anderson = args.anderson;
-  require(args.bb_negative == "previous" || args.bb_negative == "maximum",
-          "--bb-negative-curvature", "must be previous or maximum; got " + args.bb_negative);
-  o.bb_negative_curvature = args.bb_negative == "previous" ? align::NegativeCurvature::Previous
-                                                           : align::NegativeCurvature::Maximum;
-  o.step = args.step;
-  o.tol = args.tol;
-  o.barzilai_borwein = !args.no_bb;
-  o.seed = args.seed;
-  o.top_k = args.top_k;
-  o.patience = args.patience;
-  o.return_soft = args.soft;
-  o.num_threads = args.threads;
+void run_align(AlignArgs args) {
+  align::QpAlignOptions& o = args.options;
   std::map<std::string, std::string> converted;
-  const GraphInput g1 = load_graph(args.g1_dir, "1", args.directed, args.threads, converted);
-  const GraphInput g2 = load_graph(args.g2_dir, "2", args.directed, args.threads, converted);
+  const GraphInput g1 = load_graph(args.g1_dir, "1", args.directed, o.num_threads, converted);
+  const GraphInput g2 = load_graph(args.g2_dir, "2", args.directed, o.num_threads, converted);
   io::NpyArray seeds, truth;
   if (!args.seeds.empty()) {
     seeds = load_pairs(args.seeds, "seeds", converted);
@@ -156,23 +96,17 @@ void run_align(const AlignArgs& args) {
   ProgressBar bar(args.quiet || args.json);
   o.progress = bar.callback();
   const auto start = std::chrono::steady_clock::now();
-  const auto r = qpalign_naming_flags(g1.graph, g2.graph, o);
+  align::Alignment r;
+  try {
+    r = align::qpalign(g1.graph, g2.graph, o);
+  } catch (const InvalidInput& e) {
+    rethrow_with_cli_names(e, flag_names<align::QpAlignOptions>());
+  }
   const double seconds = seconds_since(start);
 
   if (!args.output.empty()) {
     std::filesystem::create_directories(args.output);
-    const std::string dir = args.output + "/";
-    const std::vector<std::int64_t> s_perm = {r.n1}, s_topk = {r.n1, r.top_k},
-                                    s_soft = {r.n1, r.n2},
-                                    s_obj = {static_cast<std::int64_t>(r.objective.size())};
-    io::write_npy(dir + "perm.npy", std::span<const std::int64_t>(s_perm), r.perm.data());
-    io::write_npy(dir + "topk.npy", std::span<const std::int64_t>(s_topk), r.topk.data());
-    io::write_npy(dir + "topk_scores.npy", std::span<const std::int64_t>(s_topk),
-                  r.topk_scores.data());
-    io::write_npy(dir + "objective.npy", std::span<const std::int64_t>(s_obj), r.objective.data());
-    if (args.soft) {
-      io::write_npy(dir + "soft.npy", std::span<const std::int64_t>(s_soft), r.soft.data());
-    }
+    write_arrays(args.output, r);
   }
   const std::int64_t unmatched = std::count(r.perm.begin(), r.perm.end(), -1);
   std::vector<std::string> warnings;
@@ -184,41 +118,27 @@ void run_align(const AlignArgs& args) {
   }
   for (const auto& w : warnings) print_warning(w);
   if (args.json) {
-    nlohmann::json j = {
-        {"n1", r.n1},
-        {"n2", r.n2},
-        {"iterations", r.iterations},
-        {"converged", r.converged},
-        {"stable", r.stable},
-        {"objective", r.objective.empty() ? 0.0 : r.objective.back()},
-        {"lambda_edge", r.lambda_edge},
-        {"lambda_feature", r.lambda_feature},
-        {"unmatched", unmatched},
-        {"nan_restarts", r.nan_restarts},
-        {"graph1", graph_input_json(g1.graph, g1.nodes_from_ids, "self_loops_used")},
-        {"graph2", graph_input_json(g2.graph, g2.nodes_from_ids, "self_loops_used")},
-        {"warnings", warnings},
-        {"converted", converted},
-        {"seconds", seconds},
-        {"seconds_per_iteration",
-         r.iterations > 0 ? seconds / static_cast<double>(r.iterations) : 0.0},
-        {"peak_rss_mb", peak_rss_mb()}};
-    if (r.has_metrics) {
-      j["pairs"] = r.metrics.pairs;
-      j["overlap"] = r.metrics.overlap;
-      j["overlap_unseeded"] = r.metrics.overlap_unseeded;
-      j["exact"] = r.metrics.exact;
-      j["hits1"] = r.metrics.hits1;
-      j["hits5"] = r.metrics.hits5;
-      j["hits10"] = r.metrics.hits10;
-      j["mrr"] = r.metrics.mrr;
-    }
+    auto j = to_json(r);
+    j.update({{"options", to_json(o)},
+              {"objective", r.objective.empty() ? 0.0 : r.objective.back()},
+              {"unmatched", unmatched},
+              {"graph1", graph_input_json(g1.graph, g1.nodes_from_ids, "self_loops_used")},
+              {"graph2", graph_input_json(g2.graph, g2.nodes_from_ids, "self_loops_used")},
+              {"warnings", warnings},
+              {"converted", converted},
+              {"seconds", seconds},
+              {"seconds_per_iteration",
+               r.iterations > 0 ? seconds / static_cast<double>(r.iterations) : 0.0},
+              {"peak_rss_mb", peak_rss_mb()}});
+    if (r.has_metrics) j.update(to_json(r.metrics));
     print_json(j);
   } else {
-    std::printf("qpalign: %lld -> %lld nodes, %lld iterations%s, %.3f s, peak RSS %.1f MB\n",
-                static_cast<long long>(r.n1), static_cast<long long>(r.n2),
-                static_cast<long long>(r.iterations), r.converged ? " (converged)" : "", seconds,
-                peak_rss_mb());
+    std::printf(
+        "qpalign: %lld -> %lld nodes, %lld iterations (stopped by %s), %.3f s, peak RSS "
+        "%.1f MB\n",
+        static_cast<long long>(r.n1), static_cast<long long>(r.n2),
+        static_cast<long long>(r.iterations), enum_name(kStopReasonNames, r.stopped_by), seconds,
+        peak_rss_mb());
     std::printf("%s\n%s\n",
                 graph_input_line(g1.graph, g1.nodes_from_ids, "G1", "used as A[i, i]").c_str(),
                 graph_input_line(g2.graph, g2.nodes_from_ids, "G2", "used as B[i, i]").c_str());
@@ -329,45 +249,19 @@ void add_align_command(CLI::App& app) {
       "perm[i] of G2. OUT_DIR receives perm.npy (n1) int64 (-1 = unmatched when n1 > n2), "
       "topk.npy (n1, k) int64, topk_scores.npy, objective.npy and with --soft soft.npy (n1, n2). "
       "Defaults are the authors' synthetic settings; Douban: --lambda-edge 0.2 --lambda-feature "
-      "0.8 --gamma 0 --iters 1000 --sweeps 200 --step 5e-3 --init random.");
+      "0.8 --gamma 0 --iters 1000 --sweeps 200 --step 5e-3 --init random. The output's "
+      "`converged` says that a stopping rule fired before --iters ran out and `stopped_by` "
+      "which: tol (the objective's relative change fell below --tol, the authors' rule) or "
+      "patience (the rounded matching stayed the same for --patience iterations); max_iter "
+      "when neither did. Neither says how good the matching is: the metrics (with --truth) do.");
   cmd->add_option("G1_DIR", args->g1_dir, "folder of the first graph")->required();
   cmd->add_option("G2_DIR", args->g2_dir, "folder of the second graph")->required();
   cmd->add_option("--seeds", args->seeds, "known pairs (k, 2) integer .npy [G1 node, G2 node]");
   cmd->add_option("--truth", args->truth, "true pairs (t, 2) integer .npy for the metrics");
   cmd->add_option("--output", args->output, "write perm.npy, topk.npy, ... into this folder");
-  cmd->add_option("--lambda-edge", args->lambda_edge, "weight of ||A Pi - Pi B||^2")
-      ->capture_default_str();
-  cmd->add_option("--lambda-feature", args->lambda_feature, "weight of sum D Pi^2")
-      ->capture_default_str();
-  cmd->add_option("--gamma", args->gamma, "weight of the concave penalty")->capture_default_str();
-  cmd->add_option("--mle-rho", args->mle_rho, "with --mle-r: MLE-consistent weights");
-  cmd->add_option("--mle-r", args->mle_r, "with --mle-rho: MLE-consistent weights");
-  cmd->add_option("--iters", args->max_iter, "maximum iterations T")->capture_default_str();
-  cmd->add_option("--sweeps", args->sweeps, "maximum Sinkhorn sweeps K per projection")
-      ->capture_default_str();
-  cmd->add_option("--sinkhorn-tol", args->sinkhorn_tol, "row-sum error to stop balancing (0 = K)")
-      ->capture_default_str();
-  cmd->add_option("--anderson", args->anderson,
-                  "Anderson acceleration window of the balancing (0 = plain Sinkhorn)")
-      ->capture_default_str();
-  cmd->add_option("--step", args->step, "first step alpha0")->capture_default_str();
-  cmd->add_option("--tol", args->tol, "relative objective change to stop")->capture_default_str();
-  cmd->add_option("--patience", args->patience,
-                  "also stop when the argmax bijection is unchanged this many iterations (0 = off)")
-      ->capture_default_str();
-  cmd->add_flag("--no-bb", args->no_bb, "fixed step instead of Barzilai-Borwein");
-  cmd->add_option("--bb-negative-curvature", args->bb_negative,
-                  "BB step when <S,Y> < 0: maximum (the reference's 0.5) or previous (keep the "
-                  "last step)")
-      ->capture_default_str();
-  cmd->add_option("--init", args->init, "similarity, random or barycenter")->capture_default_str();
-  cmd->add_option("--seed", args->seed, "random seed of --init random")->capture_default_str();
-  cmd->add_option("--top-k", args->top_k, "candidates per node in topk.npy")->capture_default_str();
+  add_options(cmd, args->options);
   cmd->add_flag("--directed", args->directed, "read edges as directed (u -> v)");
-  cmd->add_flag("--soft", args->soft, "also write the soft matrix soft.npy (n1, n2)");
-  cmd->add_option("--threads", args->threads, "OpenMP threads (0 = all cores)");
-  cmd->add_flag("--json", args->json, "print one JSON object with the results");
-  cmd->add_flag("--quiet", args->quiet, "no progress bar");
+  add_report_flags(cmd, args->json, args->quiet);
   cmd->callback([args] { run_align(*args); });
 }
 

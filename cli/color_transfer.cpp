@@ -90,8 +90,7 @@ void add_color_transfer_command(CLI::App& app) {
   cmd->add_option("--blur", args->blur, "blur in RGB units; epsilon = blur^2")
       ->capture_default_str();
   add_options(cmd, args->options);
-  cmd->add_flag("--json", args->json, "print one JSON object with the results");
-  cmd->add_flag("--quiet", args->quiet, "no progress bar");
+  add_report_flags(cmd, args->json, args->quiet);
   cmd->callback([args] {
     const auto start = std::chrono::steady_clock::now();
     const std::string src_path = args->source.empty() ? find_sample("astronaut.png") : args->source;

@@ -213,4 +213,9 @@ double peak_rss_mb() { return static_cast<double>(peak_rss_bytes()) / 1e6; }
 
 void print_json(const nlohmann::json& j) { std::cout << j.dump() << std::endl; }
 
+void add_report_flags(CLI::App* cmd, bool& json, bool& quiet) {
+  cmd->add_flag("--json", json, "print one JSON object with the results");
+  cmd->add_flag("--quiet", quiet, "no progress bar");
+}
+
 }  // namespace birkhoff::cli

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdint>
 #include <initializer_list>
@@ -89,6 +90,10 @@ std::string orientation_warning(const graph::AttributedGraph& g, const std::stri
                                 const std::string& hint);
 /// Prints "birkhoff: warning: MESSAGE" on stderr.
 void print_warning(const std::string& message);
+
+/// The flags every solving subcommand has: --json (one JSON object on stdout) and --quiet (no
+/// progress bar).
+void add_report_flags(CLI::App* cmd, bool& json, bool& quiet);
 
 /// Peak RSS of this process in MB (10^6 bytes).
 double peak_rss_mb();

@@ -6,12 +6,15 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "birkhoff/core/describe.hpp"
+#include "birkhoff/core/error.hpp"
+#include "birkhoff/io/npy.hpp"
 
 namespace birkhoff::cli {
 
@@ -97,6 +100,23 @@ nlohmann::json to_json(const S& s) {
     }
   });
   return j;
+}
+
+/// Writes every described array of `s` as DIR/NAME.npy with its described shape; an optional
+/// array left empty although its shape is not (not asked for) is not written.
+template <class S>
+void write_arrays(const std::string& dir, const S& s) {
+  for_each_array<S>([&](const auto& a) {
+    const auto& values = s.*(a.member);
+    const std::vector<std::int64_t> shape = a.shape(s);
+    std::int64_t size = 1;
+    for (const std::int64_t e : shape) size *= e;
+    if (a.optional && values.empty() && size != 0) return;
+    if (size != static_cast<std::int64_t>(values.size()))
+      throw std::logic_error(std::string(a.name) + ": holds " + std::to_string(values.size()) +
+                             " values, its shape says " + std::to_string(size));
+    io::write_npy(dir + "/" + a.name + ".npy", std::span<const std::int64_t>(shape), values.data());
+  });
 }
 
 }  // namespace birkhoff::cli

@@ -154,8 +154,7 @@ void add_transport_command(CLI::App& app) {
   cmd->add_flag("--map", args->map, "with --output: also the barycentric map (n, d)");
   cmd->add_flag("--gradient", args->gradient,
                 "with --output: also grad_x (n, d) and grad_y (m, d)");
-  cmd->add_flag("--json", args->json, "print one JSON object with the results");
-  cmd->add_flag("--quiet", args->quiet, "no progress bar");
+  add_report_flags(cmd, args->json, args->quiet);
   cmd->callback([args] {
     require(args->output.empty() ? !(args->map || args->gradient) : true,
             args->map ? "--map" : "--gradient", "needs --output FILE.npz");

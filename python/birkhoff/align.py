@@ -63,8 +63,14 @@ class Alignment:
         soft (ndarray (n1, n2) float64 or None): the relaxed doubly-stochastic matrix, when
             ``return_soft=True``.
         objective (ndarray (iterations + 1,) float64): F(Pi_t) per iteration (not monotone).
-        iterations (int), converged (bool), stable (bool: stopped by ``patience``),
-            nan_restarts (int).
+        iterations (int): projected-gradient iterations run.
+        converged (bool): a stopping rule fired before ``max_iter`` ran out; ``stopped_by``
+            says which: "tol" (the objective's relative change fell below ``tol``, the
+            authors' rule) or "patience" (the rounded matching was unchanged for ``patience``
+            iterations); "max_iter" when neither did, "seeded" when every node is a seed. It
+            says nothing about the matching's quality: ``metrics`` does.
+        stopped_by (str): see ``converged``.
+        nan_restarts (int): steps retried with a halved step after a non-finite value.
         lambda_edge, lambda_feature (float): the weights used.
         metrics (dict or None): with ``truth``: pairs, overlap, overlap_unseeded, exact, hits1,
             hits5, hits10, mrr.
@@ -82,7 +88,7 @@ class Alignment:
     objective: np.ndarray
     iterations: int
     converged: bool
-    stable: bool
+    stopped_by: str
     nan_restarts: int
     lambda_edge: float
     lambda_feature: float
@@ -99,11 +105,30 @@ class Alignment:
         n1, k = self.topk.shape if self.topk.ndim == 2 else (len(self.perm), 0)
         text = (
             f"Alignment(n1={n1}, top_k={k}, iterations={self.iterations}, "
-            f"converged={self.converged}, stable={self.stable}"
+            f"converged={self.converged}, stopped_by={self.stopped_by!r}"
         )
         if self.metrics is not None:
             text += f", overlap={self.metrics['overlap']:.4g}, hits1={self.metrics['hits1']:.4g}"
         return text + ")"
+
+
+# The Alignment fields, in the native result's names.
+_RESULT_FIELDS = (
+    "perm",
+    "topk",
+    "topk_scores",
+    "soft",
+    "objective",
+    "iterations",
+    "converged",
+    "stopped_by",
+    "nan_restarts",
+    "lambda_edge",
+    "lambda_feature",
+    "metrics",
+    "graph1",
+    "graph2",
+)
 
 
 def _ids(obj, name, shape_hint):
@@ -296,6 +321,28 @@ def align(
     n1 = _num_nodes(num_nodes1, f1, a1, e1, "1")
     n2 = _num_nodes(num_nodes2, f2, a2, e2, "2")
     rho, r = (-1.0, -1.0) if mle_weights is None else map(float, mle_weights)
+    # Options by their described names (birkhoff/graph/align/describe.hpp), as the CLI's.
+    options = dict(
+        lambda_edge=float(lambda_edge),
+        lambda_feature=float(lambda_feature),
+        gamma=float(gamma),
+        mle_rho=rho,
+        mle_r=r,
+        max_iter=int(max_iter),
+        sinkhorn_sweeps=int(sinkhorn_sweeps),
+        sinkhorn_tol=float(sinkhorn_tol),
+        sinkhorn_anderson=int(sinkhorn_anderson),
+        step=float(step),
+        barzilai_borwein=bool(barzilai_borwein),
+        bb_negative_curvature=bb_negative_curvature,
+        tol=float(tol),
+        patience=int(patience),
+        init=init,
+        seed=int(seed),
+        top_k=int(top_k),
+        return_soft=bool(return_soft),
+        num_threads=int(num_threads),
+    )
     d = _birkhoff.align_qpalign(
         n1,
         n2,
@@ -310,43 +357,10 @@ def align(
         bool(directed),
         _ids(seeds, "seeds", "(k, 2)"),
         _ids(truth, "truth", "(t, 2)"),
-        float(lambda_edge),
-        float(lambda_feature),
-        float(gamma),
-        rho,
-        r,
-        int(max_iter),
-        int(sinkhorn_sweeps),
-        float(sinkhorn_tol),
-        int(sinkhorn_anderson),
-        float(step),
-        bool(barzilai_borwein),
-        str(bb_negative_curvature),
-        float(tol),
-        int(patience),
-        str(init),
-        int(seed),
-        int(top_k),
-        bool(return_soft),
-        int(num_threads),
+        options,
         progress_callback(progress),
     )
-    result = Alignment(
-        perm=d["perm"],
-        topk=d["topk"],
-        topk_scores=d["topk_scores"],
-        soft=d["soft"] if return_soft else None,
-        objective=d["objective"],
-        iterations=d["iterations"],
-        converged=d["converged"],
-        stable=d["stable"],
-        nan_restarts=d["nan_restarts"],
-        lambda_edge=d["lambda_edge"],
-        lambda_feature=d["lambda_feature"],
-        metrics=d.get("metrics"),
-        graph1=d["graph1"],
-        graph2=d["graph2"],
-    )
+    result = Alignment(**{k: d.get(k) for k in _RESULT_FIELDS})
     for name, g in (("edge_index1", result.graph1), ("edge_index2", result.graph2)):
         if g["one_way_pairs"] and g["two_way_pairs"]:
             warnings.warn(

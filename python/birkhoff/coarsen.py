@@ -34,11 +34,14 @@ class Coarsening:
         assignment (ndarray (N,) int64): super-node index of every original node.
         sizes (ndarray (K,) int64): original nodes per super-node.
         members_indptr (ndarray (K + 1,)), members (ndarray (N,)): members of each super-node.
-        x (ndarray (K, D) float32): mean original feature of each super-node.
+        features (ndarray (K, D) float32): mean original feature of each super-node (also
+            ``x``).
         edge_index (ndarray (2, E_c) int64): coarse edges, both orientations, sorted, no loops.
         edge_weight (ndarray (E_c,) int64): original edges between the two super-nodes.
         reached_target (bool): False when the graph ran out of edges first (one super-node per
             connected component); a RuntimeWarning is issued then.
+        num_nodes, num_edges, target (int): N, the input's edges between distinct nodes, and
+            the super-nodes asked for.
         self_loops_dropped, duplicates_merged (int): input clean-up counts.
         one_way_pairs, two_way_pairs (int): node pairs the edge list gives in one orientation
             only / in both (every edge is read as undirected).
@@ -54,9 +57,9 @@ class Coarsening:
         return int(self.roots.shape[0])
 
     @property
-    def features(self) -> np.ndarray:
-        """Alias of ``x``."""
-        return self.x
+    def x(self) -> np.ndarray:
+        """Alias of ``features`` (PyG's name)."""
+        return self.features
 
     def cut(self, ratio: float | None = None, n_coarse: int | None = None) -> Coarsening:
         """The result at a larger kept fraction, from this run's merge list (no re-run).
@@ -177,6 +180,7 @@ def coarsen(
     n_coarse: int | None = None,
     key_precision: str = "numpy1",
     clamp_interference: bool = False,
+    bitset_bytes: int = -1,
     edge_weights: bool = True,
     num_threads: int = 0,
     progress=None,
@@ -196,6 +200,8 @@ def coarsen(
         n_coarse: number of super-nodes to keep; overrides ``ratio``.
         key_precision: "numpy1" (the authors' goldens) or "numpy2" arithmetic of NOPE keys.
         clamp_interference: clamp NOPE's updated interference at 0 (the reference does not).
+        bitset_bytes: memory cap in bytes of the bitset adjacency used in the late, dense part
+            of the run (-1 = automatic, 0 = never); the result does not depend on it.
         edge_weights: also return ``edge_weight``.
         num_threads: OpenMP threads for the parallel parts (0 = OpenMP's default:
             OMP_NUM_THREADS, else all cores); results do not depend on it.
@@ -209,8 +215,6 @@ def coarsen(
         TypeError: x not float32, edge_index not integer.
         KeyboardInterrupt: Ctrl-C during the run.
     """
-    if method == "nope-star":
-        method = "nope_star"
     xa = x if isinstance(x, np.ndarray) else np.asarray(x)
     if xa.dtype != np.float32:
         raise TypeError(
@@ -222,16 +226,17 @@ def coarsen(
     if not xa.flags.c_contiguous:
         raise TypeError("x: array is not C-contiguous; pass np.ascontiguousarray(x)")
     ei = _as_edge_index(edge_index, xa.shape[0])
+    # Options by their described names (birkhoff/graph/coarsen/describe.hpp), as the CLI's.
+    options = dict(
+        method=method,
+        ratio=float(ratio),
+        n_coarse=None if n_coarse is None else int(n_coarse),
+        key_precision=key_precision,
+        clamp_interference=bool(clamp_interference),
+        bitset_bytes=int(bitset_bytes),
+        num_threads=int(num_threads),
+    )
     state, fields = _birkhoff.coarsen_nope(
-        xa,
-        ei,
-        float(ratio),
-        n_coarse,
-        method,
-        key_precision,
-        bool(clamp_interference),
-        bool(edge_weights),
-        int(num_threads),
-        progress_callback(progress),
+        xa, ei, options, bool(edge_weights), progress_callback(progress)
     )
     return _wrap(state, fields)

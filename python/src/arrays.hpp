@@ -43,10 +43,22 @@ std::span<const T> vector_view(const std::optional<In<T>>& a, const char* name) 
 
 /// Moves a vector into a new numpy array with the given shape, without copying its data.
 template <class T>
-nb::ndarray<nb::numpy, T> to_numpy(std::vector<T>&& v, std::initializer_list<std::size_t> shape) {
+nb::ndarray<nb::numpy, T> to_numpy(std::vector<T>&& v, std::span<const std::size_t> shape) {
   auto* heap = new std::vector<T>(std::move(v));
   nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
-  return nb::ndarray<nb::numpy, T>(heap->data(), shape.size(), shape.begin(), owner);
+  return nb::ndarray<nb::numpy, T>(heap->data(), shape.size(), shape.data(), owner);
+}
+template <class T>
+nb::ndarray<nb::numpy, T> to_numpy(std::vector<T>&& v, std::initializer_list<std::size_t> shape) {
+  return to_numpy(std::move(v), std::span<const std::size_t>(shape.begin(), shape.size()));
+}
+
+/// Runs f() with the GIL released (the engine's solvers never touch Python objects; progress
+/// callbacks take the GIL back themselves) and returns its result.
+template <class F>
+decltype(auto) call_without_gil(F&& f) {
+  nb::gil_scoped_release release;
+  return f();
 }
 
 /// A progress callback for a solver running without the GIL: it takes the GIL back at most

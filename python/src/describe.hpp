@@ -9,10 +9,12 @@
 #include <nanobind/stl/vector.h>
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "arrays.hpp"
 #include "birkhoff/core/describe.hpp"
 #include "birkhoff/core/error.hpp"
 
@@ -82,6 +84,32 @@ nb::dict to_dict(const S& s) {
     }
   });
   return d;
+}
+
+/// Moves every described array of `s` into `d` as a numpy array of its described shape, without
+/// copying (an optional array not asked for becomes None): the same names as the CLI's files.
+template <class S>
+void move_arrays(S&& s, nb::dict& d) {
+  using T = std::remove_cvref_t<S>;
+  // Every shape first: a shape may read an array (its size) that an earlier move empties.
+  std::vector<std::vector<std::size_t>> shapes;
+  for_each_array<T>([&](const auto& a) {
+    const std::vector<std::int64_t> shape = a.shape(s);
+    shapes.emplace_back(shape.begin(), shape.end());
+  });
+  std::size_t next = 0;
+  for_each_array<T>([&](const auto& a) {
+    auto& values = s.*(a.member);
+    const std::vector<std::size_t>& dims = shapes[next++];
+    std::size_t size = 1;
+    for (const std::size_t e : dims) size *= e;
+    if (a.optional && values.empty() && size != 0) {
+      d[a.name] = nb::none();
+      return;
+    }
+    if (size != values.size()) throw std::logic_error(std::string(a.name) + ": shape mismatch");
+    d[a.name] = to_numpy(std::move(values), dims);
+  });
 }
 
 }  // namespace birkhoff::python

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string_view>
 #include <tuple>
@@ -44,8 +45,28 @@ constexpr Field<S, E> field(const char* name, E S::*member, const char* help,
   return {name, member, help, flag, std::span<const EnumName<E>>(names)};
 }
 
+/// One array of a result: `name` is the output file NAME.npy and the Python key, `shape` its
+/// shape in the result (row-major), `optional` an array left empty when not asked for although
+/// its shape is not (the front ends then write no file and give None).
+template <class S, class T>
+struct ArrayField {
+  const char* name;
+  std::vector<T> S::*member;
+  std::vector<std::int64_t> (*shape)(const S&);
+  const char* help;
+  bool optional = false;
+};
+
+template <class S, class T>
+constexpr ArrayField<S, T> array_field(const char* name, std::vector<T> S::*member,
+                                       std::vector<std::int64_t> (*shape)(const S&),
+                                       const char* help, bool optional = false) {
+  return {name, member, shape, help, optional};
+}
+
 /// Specialise for each described struct with `static constexpr auto fields()` returning a tuple
-/// of Field values.
+/// of Field values, and for a result with arrays `static constexpr auto arrays()` returning a
+/// tuple of ArrayField values.
 template <class S>
 struct Describe;
 
@@ -62,6 +83,12 @@ void for_each_field(F&& f) {
   std::apply([&](const auto&... fields) { (f(fields), ...); }, Describe<S>::fields());
 }
 
+/// Calls f(array_field) for every described array of S, in order.
+template <class S, class F>
+void for_each_array(F&& f) {
+  std::apply([&](const auto&... arrays) { (f(arrays), ...); }, Describe<S>::arrays());
+}
+
 /// The enum value spelled `name`, or nullptr.
 template <class E>
 const E* enum_value(std::span<const EnumName<E>> names, std::string_view name) {
@@ -76,6 +103,10 @@ const char* enum_name(std::span<const EnumName<E>> names, E value) {
   for (const auto& n : names)
     if (n.value == value) return n.name;
   return "?";
+}
+template <class E, std::size_t N>
+const char* enum_name(const EnumName<E> (&names)[N], E value) {
+  return enum_name(std::span<const EnumName<E>>(names), value);
 }
 
 }  // namespace birkhoff
