@@ -7,6 +7,7 @@
 #include "birkhoff/transport/describe.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
 #include "describe.hpp"
+#include "solved.hpp"
 #if BIRKHOFF_HAVE_MPI
 #include "birkhoff/distributed/sinkhorn.hpp"
 #endif
@@ -15,21 +16,6 @@ namespace birkhoff::python {
 namespace {
 
 using transport::Cost;
-using transport::OtProblem;
-
-/// A solved problem: the solution owns its prepared geometry and weights, so the input arrays
-/// need not outlive it.
-template <class T>
-struct Solved {
-  transport::Solution<T> xy;
-  std::optional<transport::DivergenceSolution<T>> div;
-  double loss() const { return div ? div->loss() : xy.loss(); }
-};
-
-template <class T>
-nb::ndarray<nb::numpy, T> copy_vector(std::span<const T> v) {
-  return to_numpy(std::vector<T>(v.begin(), v.end()), {v.size()});
-}
 
 // The report's described fields (the CLI's JSON keys) and the per-iteration errors.
 nb::dict report_dict(const transport::SinkhornReport& r) {
@@ -44,50 +30,28 @@ Solved<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b
                 bool debias, nb::object progress, const nb::dict& options,
                 std::optional<double> mass, std::int64_t comm) {
   const auto xv = matrix(x, "x"), yv = matrix(y, "y");
-  OtProblem<T> problem;
-  problem.a = vector_view(a, "a");
-  problem.b = vector_view(b, "b");
-  problem.epsilon = epsilon;
-  problem.marginals = transport::marginals_from_reach(reach_a, reach_b);
-  if (mass) {
-    require(!reach_a && !reach_b, "mass", "partial OT excludes reach (unbalanced OT)");
-    problem.marginals = transport::Partial{*mass};
-  }
-  auto o = options_from_kwargs<transport::SinkhornOptions>(options);
-  o.progress = progress_with_signals(progress);
-  Solved<T> s;
+  auto problem = problem_from(a, b, epsilon, reach_a, reach_b, mass);
+  const auto o = solver_options(options, std::move(progress));
+  const auto geometry = [&] {
+    return transport::PointCloud<T>(xv, yv, half_cost ? Cost::HalfSqEuclidean : Cost::SqEuclidean);
+  };
 #if BIRKHOFF_HAVE_MPI
   if (comm >= 0) {
     int ready = 0;
     MPI_Initialized(&ready);
     require(ready != 0, "comm", "MPI is not initialised: import mpi4py.MPI first");
     const MPI_Comm c = MPI_Comm_f2c(static_cast<MPI_Fint>(comm));
-    nb::gil_scoped_release release;
-    problem.geometry =
-        transport::PointCloud<T>(xv, yv, half_cost ? Cost::HalfSqEuclidean : Cost::SqEuclidean);
-    if (debias) {
-      s.div = distributed::sinkhorn_divergence(problem, o, c);
-      s.xy = s.div->xy();
-    } else {
-      s.xy = distributed::sinkhorn(problem, o, c);
-    }
-    return s;
+    return solve_problem(
+        problem, o, debias, geometry,
+        [c](const auto& p, const auto& opt) { return distributed::sinkhorn(p, opt, c); },
+        [c](const auto& p, const auto& opt) {
+          return distributed::sinkhorn_divergence(p, opt, c);
+        });
   }
 #else
   require(comm < 0, "comm", "this build of birkhoff has no MPI (BIRKHOFF_MPI was off)");
 #endif
-  {
-    nb::gil_scoped_release release;
-    problem.geometry =
-        transport::PointCloud<T>(xv, yv, half_cost ? Cost::HalfSqEuclidean : Cost::SqEuclidean);
-    if (debias) {
-      s.div = transport::sinkhorn_divergence(problem, o);
-      s.xy = s.div->xy();
-    } else {
-      s.xy = transport::sinkhorn(problem, o);
-    }
-  }
-  return s;
+  return solve_problem(problem, o, debias, geometry);
 }
 
 template <class T>
@@ -95,15 +59,7 @@ nb::ndarray<nb::numpy, T> apply(const Solved<T>& s, In<T> v, bool transpose) {
   const char* name = transpose ? "u" : "v";
   const auto view = matrix(v, name);
   const std::int64_t rows = transpose ? s.xy.m() : s.xy.n();
-  std::vector<T> out(static_cast<std::size_t>(rows * view.cols));
-  {
-    nb::gil_scoped_release release;
-    if (transpose) {
-      s.xy.apply_transpose(view, MatrixView<T>(out.data(), rows, view.cols));
-    } else {
-      s.xy.apply(view, MatrixView<T>(out.data(), rows, view.cols));
-    }
-  }
+  std::vector<T> out = apply_plan(s, view, transpose);
   if (v.ndim() == 1) return to_numpy(std::move(out), {static_cast<std::size_t>(rows)});
   return to_numpy(std::move(out),
                   {static_cast<std::size_t>(rows), static_cast<std::size_t>(view.cols)});
@@ -114,11 +70,7 @@ void bind(nb::module_& m, const char* name) {
   using S = Solved<T>;
   auto vector_result = [](auto method) {
     return [method](const S& s) {
-      std::vector<T> v;
-      {
-        nb::gil_scoped_release release;
-        v = method(s.xy);
-      }
+      std::vector<T> v = call_without_gil([&] { return method(s.xy); });
       const std::size_t count = v.size();
       return to_numpy(std::move(v), {count});
     };
@@ -151,30 +103,19 @@ void bind(nb::module_& m, const char* name) {
       .def("col_marginal", vector_result([](const auto& xy) { return xy.col_marginal(); }))
       .def("barycentric_map",
            [](const S& s) {
-             std::vector<T> map;
-             {
-               nb::gil_scoped_release release;
-               map = s.xy.barycentric_map();
-             }
+             std::vector<T> map = call_without_gil([&] { return s.xy.barycentric_map(); });
              return to_numpy(std::move(map), {static_cast<std::size_t>(s.xy.n()),
                                               static_cast<std::size_t>(s.xy.geometry().dim())});
            })
       .def("dense_plan",
            [](const S& s) {
-             std::vector<T> p;
-             {
-               nb::gil_scoped_release release;
-               p = s.xy.dense_plan();
-             }
+             std::vector<T> p = call_without_gil([&] { return s.xy.dense_plan(); });
              return to_numpy(std::move(p), {static_cast<std::size_t>(s.xy.n()),
                                             static_cast<std::size_t>(s.xy.m())});
            })
       .def("gradients", [](const S& s) {
-        transport::Gradients<T> g;
-        {
-          nb::gil_scoped_release release;
-          g = s.div ? s.div->gradients() : s.xy.gradients();
-        }
+        transport::Gradients<T> g =
+            call_without_gil([&] { return s.div ? s.div->gradients() : s.xy.gradients(); });
         const auto n = static_cast<std::size_t>(s.xy.n());
         const auto m = static_cast<std::size_t>(s.xy.m());
         const auto d = static_cast<std::size_t>(s.xy.geometry().dim());

@@ -11,41 +11,22 @@
 #include "birkhoff/transport/hvp.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
 #include "describe.hpp"
+#include "solved.hpp"
 
 namespace birkhoff::python {
 namespace {
 
 using transport::Cost;
 
-/// A solved problem for autograd: the cross solution, and the divergence when debiased.
 template <class T>
-struct OtSolve {
-  transport::Solution<T> xy;
-  std::optional<transport::DivergenceSolution<T>> div;
-  std::size_t n() const { return static_cast<std::size_t>(xy.n()); }
-  std::size_t m() const { return static_cast<std::size_t>(xy.m()); }
-  std::size_t d() const { return static_cast<std::size_t>(xy.geometry().dim()); }
-};
-
-template <class T>
-nb::ndarray<nb::numpy, T> copy_of(std::span<const T> v) {
-  return to_numpy(std::vector<T>(v.begin(), v.end()), {v.size()});
-}
-
-template <class T>
-OtSolve<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b, bool half_cost,
-                 std::optional<double> reach_a, std::optional<double> reach_b, double epsilon,
-                 bool debias, std::optional<In<std::int64_t>> x_labels,
-                 std::optional<In<std::int64_t>> y_labels, std::optional<In<double>> label_cost,
-                 double label_weight, const nb::dict& options) {
+Solved<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b, bool half_cost,
+                std::optional<double> reach_a, std::optional<double> reach_b, double epsilon,
+                bool debias, std::optional<In<std::int64_t>> x_labels,
+                std::optional<In<std::int64_t>> y_labels, std::optional<In<double>> label_cost,
+                double label_weight, const nb::dict& options) {
   const auto xv = matrix(x, "x"), yv = matrix(y, "y");
-  transport::OtProblem<T> problem;
-  problem.a = vector_view(a, "a");
-  problem.b = vector_view(b, "b");
-  problem.epsilon = epsilon;
-  problem.marginals = transport::marginals_from_reach(reach_a, reach_b);
-  auto o = options_from_kwargs<transport::SinkhornOptions>(options);
-  o.progress = progress_with_signals(nb::none());
+  auto problem = problem_from(a, b, epsilon, reach_a, reach_b);
+  const auto o = solver_options(options, nb::none());
   const Cost cost = half_cost ? Cost::HalfSqEuclidean : Cost::SqEuclidean;
   std::optional<transport::LabelCost> labels;
   if (label_cost) {
@@ -54,19 +35,10 @@ OtSolve<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> 
     labels = transport::LabelCost{vector_view(x_labels, "x_labels"),
                                   vector_view(y_labels, "y_labels"), table, label_weight};
   }
-  OtSolve<T> s;
-  {
-    nb::gil_scoped_release release;
-    problem.geometry = labels ? transport::PointCloud<T>(xv, yv, cost, *labels)
-                              : transport::PointCloud<T>(xv, yv, cost);
-    if (debias) {
-      s.div = transport::sinkhorn_divergence(problem, o);
-      s.xy = s.div->xy();
-    } else {
-      s.xy = transport::sinkhorn(problem, o);
-    }
-  }
-  return s;
+  return solve_problem(problem, o, debias, [&] {
+    return labels ? transport::PointCloud<T>(xv, yv, cost, *labels)
+                  : transport::PointCloud<T>(xv, yv, cost);
+  });
 }
 
 template <class T>
@@ -88,17 +60,17 @@ nb::tuple gradients_tuple(transport::Gradients<T>&& g, std::size_t n, std::size_
 
 template <class T>
 void bind(nb::module_& m, const char* name) {
-  using S = OtSolve<T>;
+  using S = Solved<T>;
   nb::class_<S>(m, name)
       .def_prop_ro("loss", [](const S& s) { return s.div ? s.div->loss() : s.xy.loss(); })
       .def_prop_ro(
-          "f", [](const S& s) { return copy_of(s.xy.f()); }, nb::rv_policy::move)
+          "f", [](const S& s) { return copy_vector(s.xy.f()); }, nb::rv_policy::move)
       .def_prop_ro(
-          "g", [](const S& s) { return copy_of(s.xy.g()); }, nb::rv_policy::move)
+          "g", [](const S& s) { return copy_vector(s.xy.g()); }, nb::rv_policy::move)
       .def_prop_ro(
-          "f_aa", [](const S& s) { return copy_of(s.div->f_aa()); }, nb::rv_policy::move)
+          "f_aa", [](const S& s) { return copy_vector(s.div->f_aa()); }, nb::rv_policy::move)
       .def_prop_ro(
-          "g_bb", [](const S& s) { return copy_of(s.div->g_bb()); }, nb::rv_policy::move)
+          "g_bb", [](const S& s) { return copy_vector(s.div->g_bb()); }, nb::rv_policy::move)
       .def_prop_ro("debias", [](const S& s) { return s.div.has_value(); })
       .def_prop_ro("epsilon", [](const S& s) { return s.xy.report().epsilon; })
       .def_prop_ro("iterations", [](const S& s) { return s.xy.report().iterations; })
@@ -107,11 +79,8 @@ void bind(nb::module_& m, const char* name) {
       .def_prop_ro("transport_cost", [](const S& s) { return s.xy.report().transport_cost; })
       .def("gradients",
            [](const S& s) {
-             transport::Gradients<T> g;
-             {
-               nb::gil_scoped_release release;
-               g = s.div ? s.div->gradients() : s.xy.gradients();
-             }
+             transport::Gradients<T> g =
+                 call_without_gil([&] { return s.div ? s.div->gradients() : s.xy.gradients(); });
              return gradients_tuple(std::move(g), s.n(), s.m(), s.d());
            })
       .def(
@@ -121,12 +90,10 @@ void bind(nb::module_& m, const char* name) {
             const auto ax = matrix(vx, "vx");
             const MatrixView<const T> ay = vy ? matrix(*vy, "vy") : MatrixView<const T>{};
             const auto o = hvp_options<T>(max_iter, rtol, num_threads);
-            transport::HvpResult<T> h;
-            {
-              nb::gil_scoped_release release;
-              h = s.div ? transport::hvp(*s.div, ax, ay, want_y, o)
-                        : transport::hvp(s.xy, ax, ay, want_y, o);
-            }
+            transport::HvpResult<T> h = call_without_gil([&] {
+              return s.div ? transport::hvp(*s.div, ax, ay, want_y, o)
+                           : transport::hvp(s.xy, ax, ay, want_y, o);
+            });
             nb::object hy = nb::none();
             if (want_y) hy = nb::cast(to_numpy(std::move(h.y), {s.m(), s.d()}));
             return nb::make_tuple(to_numpy(std::move(h.x), {s.n(), s.d()}), hy, h.cg_iterations,
@@ -144,11 +111,8 @@ void bind(nb::module_& m, const char* name) {
             o.max_iter = max_iter;
             o.rtol = rtol;
             o.inner = hvp_options<T>(inner_max_iter, inner_rtol, num_threads);
-            transport::InverseHvpResult<T> w;
-            {
-              nb::gil_scoped_release release;
-              w = transport::inverse_hvp(s.xy, gv, o);
-            }
+            transport::InverseHvpResult<T> w =
+                call_without_gil([&] { return transport::inverse_hvp(s.xy, gv, o); });
             return nb::make_tuple(to_numpy(std::move(w.x), {s.n(), s.d()}), w.iterations,
                                   w.converged, w.negative_curvature);
           },
@@ -160,11 +124,8 @@ void bind(nb::module_& m, const char* name) {
             const auto gf = vector_view(std::optional<In<T>>(grad_f), "grad_f");
             const auto gg = vector_view(std::optional<In<T>>(grad_g), "grad_g");
             const auto o = hvp_options<T>(max_iter, rtol, num_threads);
-            transport::Gradients<T> g;
-            {
-              nb::gil_scoped_release release;
-              g = transport::implicit_gradient(s.xy, gf, gg, o);
-            }
+            transport::Gradients<T> g =
+                call_without_gil([&] { return transport::implicit_gradient(s.xy, gf, gg, o); });
             return gradients_tuple(std::move(g), s.n(), s.m(), s.d());
           },
           nb::arg("grad_f"), nb::arg("grad_g"), nb::arg("max_iter"), nb::arg("rtol"),
@@ -174,25 +135,12 @@ void bind(nb::module_& m, const char* name) {
           [](const S& s, In<T> v, bool transpose) {
             const auto view = matrix(v, transpose ? "u" : "v");
             const std::size_t rows = transpose ? s.m() : s.n();
-            std::vector<T> out(rows * static_cast<std::size_t>(view.cols));
-            {
-              nb::gil_scoped_release release;
-              const MatrixView<T> o(out.data(), static_cast<std::int64_t>(rows), view.cols);
-              if (transpose) {
-                s.xy.apply_transpose(view, o);
-              } else {
-                s.xy.apply(view, o);
-              }
-            }
+            std::vector<T> out = apply_plan(s, view, transpose);
             return to_numpy(std::move(out), {rows, static_cast<std::size_t>(view.cols)});
           },
           nb::arg("v"), nb::arg("transpose"))
       .def("barycentric_map", [](const S& s) {
-        std::vector<T> map;
-        {
-          nb::gil_scoped_release release;
-          map = s.xy.barycentric_map();
-        }
+        std::vector<T> map = call_without_gil([&] { return s.xy.barycentric_map(); });
         return to_numpy(std::move(map), {s.n(), s.d()});
       });
 
@@ -209,13 +157,11 @@ void bind(nb::module_& m, const char* name) {
         const auto xv = matrix(x, "x"), yv = matrix(y, "y");
         const auto gv = vector_view(std::optional<In<T>>(g), "g");
         const auto av = vector_view(a, "a"), bv = vector_view(b, "b");
-        transport::CTransform<T> c;
-        {
-          nb::gil_scoped_release release;
+        transport::CTransform<T> c = call_without_gil([&] {
           const transport::PointCloud<T> geometry(
               xv, yv, half_cost ? Cost::HalfSqEuclidean : Cost::SqEuclidean);
-          c = transport::c_transform(geometry, gv, av, bv, num_threads);
-        }
+          return transport::c_transform(geometry, gv, av, bv, num_threads);
+        });
         const auto n = static_cast<std::size_t>(xv.rows), mm = static_cast<std::size_t>(yv.rows);
         const auto d = static_cast<std::size_t>(xv.cols);
         return nb::make_tuple(

@@ -1,0 +1,105 @@
+// PRIVATE (python): what the numpy and the torch bindings of transport share: the solved
+// problem they keep, the problem built from Python's arguments and the solve without the GIL.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "arrays.hpp"
+#include "birkhoff/transport/describe.hpp"
+#include "birkhoff/transport/sinkhorn.hpp"
+#include "describe.hpp"
+
+namespace birkhoff::python {
+
+/// A solved problem: the cross solution, and the divergence when debiased. The solution owns
+/// its prepared geometry and weights, so the input arrays need not outlive it.
+template <class T>
+struct Solved {
+  transport::Solution<T> xy;
+  std::optional<transport::DivergenceSolution<T>> div;
+  double loss() const { return div ? div->loss() : xy.loss(); }
+  std::size_t n() const { return static_cast<std::size_t>(xy.n()); }
+  std::size_t m() const { return static_cast<std::size_t>(xy.m()); }
+  std::size_t d() const { return static_cast<std::size_t>(xy.geometry().dim()); }
+};
+
+template <class T>
+nb::ndarray<nb::numpy, T> copy_vector(std::span<const T> v) {
+  return to_numpy(std::vector<T>(v.begin(), v.end()), {v.size()});
+}
+
+/// P v, or P^T u when `transpose`, for a (rows, k) operand: (n, k) or (m, k) values, computed
+/// with the GIL released.
+template <class T>
+std::vector<T> apply_plan(const Solved<T>& s, MatrixView<const T> operand, bool transpose) {
+  const std::int64_t rows = transpose ? s.xy.m() : s.xy.n();
+  std::vector<T> out(static_cast<std::size_t>(rows * operand.cols));
+  call_without_gil([&] {
+    const MatrixView<T> o(out.data(), rows, operand.cols);
+    if (transpose) {
+      s.xy.apply_transpose(operand, o);
+    } else {
+      s.xy.apply(operand, o);
+    }
+  });
+  return out;
+}
+
+/// The problem without its geometry: weights (viewed, not copied), epsilon, and the marginal
+/// policy from reach (unbalanced) or mass (partial; excludes reach).
+template <class T>
+transport::OtProblem<T> problem_from(const std::optional<In<T>>& a, const std::optional<In<T>>& b,
+                                     double epsilon, std::optional<double> reach_a,
+                                     std::optional<double> reach_b,
+                                     std::optional<double> mass = std::nullopt) {
+  transport::OtProblem<T> problem;
+  problem.a = vector_view(a, "a");
+  problem.b = vector_view(b, "b");
+  problem.epsilon = epsilon;
+  problem.marginals = transport::marginals_from_reach(reach_a, reach_b);
+  if (mass) {
+    require(!reach_a && !reach_b, "mass", "partial OT excludes reach (unbalanced OT)");
+    problem.marginals = transport::Partial{*mass};
+  }
+  return problem;
+}
+
+/// The solver options from the described keyword names, with a progress callback that honours
+/// Ctrl-C and forwards to `progress` (None: none).
+inline transport::SinkhornOptions solver_options(const nb::dict& options, nb::object progress) {
+  auto o = options_from_kwargs<transport::SinkhornOptions>(options);
+  o.progress = progress_with_signals(std::move(progress));
+  return o;
+}
+
+/// Builds the geometry (geometry()) and solves with the GIL released: the divergence and its
+/// cross solution when `debias`, else the cross solution. `sinkhorn` and `divergence` are the
+/// solvers: transport's by default, the distributed ones under MPI.
+template <class T, class Geometry, class Sinkhorn, class Divergence>
+Solved<T> solve_problem(transport::OtProblem<T>& problem, const transport::SinkhornOptions& o,
+                        bool debias, Geometry geometry, Sinkhorn sinkhorn, Divergence divergence) {
+  return call_without_gil([&] {
+    Solved<T> s;
+    problem.geometry = geometry();
+    if (debias) {
+      s.div = divergence(problem, o);
+      s.xy = s.div->xy();
+    } else {
+      s.xy = sinkhorn(problem, o);
+    }
+    return s;
+  });
+}
+
+template <class T, class Geometry>
+Solved<T> solve_problem(transport::OtProblem<T>& problem, const transport::SinkhornOptions& o,
+                        bool debias, Geometry geometry) {
+  return solve_problem(
+      problem, o, debias, geometry,
+      [](const auto& p, const auto& opt) { return transport::sinkhorn(p, opt); },
+      [](const auto& p, const auto& opt) { return transport::sinkhorn_divergence(p, opt); });
+}
+
+}  // namespace birkhoff::python
