@@ -27,6 +27,7 @@ except ImportError as e:  # pragma: no cover - exercised in a subprocess by the 
     ) from e
 
 from . import _birkhoff
+from .transport import solver_options
 
 __all__ = ["SamplesLoss", "TorchSinkhornResult", "c_transform", "inverse_hvp", "sinkhorn"]
 
@@ -71,41 +72,35 @@ def _to_torch(array):
 
 
 class _Settings:
-    """Solver settings shared by every solve of one loss or call (cost units: epsilon)."""
+    """Solver settings shared by every solve of one loss or call (cost units: epsilon).
+
+    ``options`` are the solver options by their described names (transport.solver_options).
+    """
 
     def __init__(
         self,
         blur,
-        scaling,
         reach_a,
         reach_b,
-        diameter,
         half_cost,
         debias,
-        iterations=0,
-        tol=None,
-        num_threads=0,
+        options,
         hvp_max_iter=300,
         hvp_rtol=1e-6,
         labels=None,
-        schedule="auto",
     ):
         if not (isinstance(blur, (int, float)) and blur > 0):
             raise ValueError(f"blur: must be a positive number, got {blur!r}")
         self.epsilon = float(blur) ** 2
-        self.scaling = float(scaling)
         self.reach_a = None if reach_a is None else float(reach_a)
         self.reach_b = None if reach_b is None else float(reach_b)
-        self.diameter = None if diameter is None else float(diameter)
         self.half_cost = bool(half_cost)
         self.debias = bool(debias)
-        self.iterations = int(iterations)
-        self.tol = None if tol is None else float(tol)
-        self.num_threads = int(num_threads)
+        self.options = solver_options(**options)
+        self.num_threads = self.options.get("num_threads", 0)
         self.hvp_max_iter = int(hvp_max_iter)
         self.hvp_rtol = float(hvp_rtol)
         self.labels = labels  # (x_labels, y_labels, table, weight) or None
-        self.schedule = str(schedule)
 
     def solve(self, x, y, a, b):
         """Runs the native solver on detached contiguous tensors (shared, not copied)."""
@@ -127,19 +122,8 @@ class _Settings:
             yl,
             table,
             float(weight),
-            {
-                "scaling": self.scaling,
-                "diameter": self.diameter,
-                "iterations": self.iterations,
-                "tol": self.tol,
-                "num_threads": self.num_threads,
-                "schedule": self.schedule,
-            },
+            self.options,
         )
-
-
-def _as_like(array, like):
-    return _to_torch(array).to(like.dtype)
 
 
 class _Gradient(torch.autograd.Function):
@@ -393,19 +377,21 @@ class SamplesLoss(torch.nn.Module):
         self.potentials = bool(potentials)
         self.settings = _Settings(
             blur,
-            scaling,
             reach,
             reach,
-            diameter,
             True,
             debias,
-            iterations=iterations,
-            tol=tol,
-            num_threads=num_threads,
+            # GeomLoss's one sweep per epsilon: SamplesLoss's values are GeomLoss's.
+            dict(
+                scaling=scaling,
+                diameter=diameter,
+                iterations=iterations,
+                tol=tol,
+                num_threads=num_threads,
+                schedule="geomloss",
+            ),
             hvp_max_iter=hvp_max_iter,
             hvp_rtol=hvp_rtol,
-            # GeomLoss's one sweep per epsilon: SamplesLoss's values are GeomLoss's.
-            schedule="geomloss",
         )
 
     def forward(self, *args, x_batch=None, y_batch=None):
@@ -444,14 +430,14 @@ class SamplesLoss(torch.nn.Module):
                 f"with the same B, got {tuple(y.shape)}"
             )
         settings = self.settings
-        if settings.diameter is None:
+        if settings.options.get("diameter") is None:
             # As GeomLoss: one epsilon schedule for the whole batch, from its joint bounding box.
             points = torch.cat(
                 [x.detach().reshape(-1, x.shape[-1]), y.detach().reshape(-1, y.shape[-1])]
             )
             span = points.max(0).values - points.min(0).values
             settings = copy.copy(settings)
-            settings.diameter = float(span.double().norm())
+            settings.options = {**settings.options, "diameter": float(span.double().norm())}
         out = []
         for k in range(x.shape[0]):
             ak = None if a is None else a[k]
@@ -602,6 +588,11 @@ def sinkhorn(
     reach_a=None,
     reach_b=None,
     diameter=None,
+    schedule="auto",
+    backend="auto",
+    max_iter=20000,
+    acceleration="over-relaxation",
+    marginal_tol=1e-3,
     iterations=0,
     tol=None,
     x_labels=None,
@@ -632,6 +623,12 @@ def sinkhorn(
         reach_a: unbalanced OT on the x side only (overrides ``reach`` there).
         reach_b: unbalanced OT on the y side only.
         diameter: start of the schedule (default: the data's diameter).
+        schedule: "converge" (to ``marginal_tol``), "geomloss" or "auto", as
+            birkhoff.sinkhorn.
+        backend: "dense", "multiscale" or "auto", as birkhoff.sinkhorn.
+        max_iter: converge schedule: the budget of iterations at the final epsilon.
+        acceleration: converge schedule: "over-relaxation", "anderson" or "none".
+        marginal_tol: ``converged`` means a relative marginal error within this.
         iterations: when > 0, this many iterations at the final epsilon (GeomLoss schedule).
         tol: with ``iterations``, stop once the potentials move less than this.
         x_labels: (n,) int64 class ids of x.
@@ -664,15 +661,22 @@ def sinkhorn(
         )
     settings = _Settings(
         blur,
-        scaling,
         reach_a,
         reach_b,
-        diameter,
         half_cost,
         debias,
-        iterations=iterations,
-        tol=tol,
-        num_threads=num_threads,
+        dict(
+            scaling=scaling,
+            diameter=diameter,
+            schedule=schedule,
+            backend=backend,
+            max_iter=max_iter,
+            acceleration=acceleration,
+            marginal_tol=marginal_tol,
+            iterations=iterations,
+            tol=tol,
+            num_threads=num_threads,
+        ),
         hvp_max_iter=hvp_max_iter,
         hvp_rtol=hvp_rtol,
         labels=labels,

@@ -275,25 +275,23 @@ def sinkhorn(
     # The core's epsilon is blur**2 (or the last value of an explicit schedule).
     epsilon = epsilons[-1] if epsilons else as_length(blur, "blur") ** 2
     with argument_names({} if epsilons else {"epsilon": "blur"}):
-        # Solver options by their described names (birkhoff/transport/describe.hpp): the
-        # core fills the rest from its defaults and names any spelling it does not know.
-        options = {
-            "scaling": as_float(scaling, "scaling"),
-            "diameter": as_float(diameter, "diameter", True),
-            "epsilons": epsilons,
-            "iterations": as_int(iterations, "iterations"),
-            "update": str(update),
-            "last_extrapolation": bool(last_extrapolation),
-            "tol": as_float(tol, "tol", True),
-            "check_every": as_int(check_every, "check_every", 1),
-            "marginal_tol": as_float(marginal_tol, "marginal_tol"),
-            "num_threads": as_int(num_threads, "num_threads", 0, 4096),
-            "schedule": str(schedule),
-            "backend": str(backend),
-            "max_iter": as_int(max_iter, "max_iter", 1),
-            "acceleration": str(acceleration),
-            "block_size": as_int(block_size, "block_size"),
-        }
+        options = solver_options(
+            scaling=scaling,
+            diameter=diameter,
+            epsilons=epsilons,
+            iterations=iterations,
+            update=update,
+            last_extrapolation=last_extrapolation,
+            tol=tol,
+            check_every=check_every,
+            marginal_tol=marginal_tol,
+            num_threads=num_threads,
+            schedule=schedule,
+            backend=backend,
+            max_iter=max_iter,
+            acceleration=acceleration,
+            block_size=block_size,
+        )
         native = _birkhoff.sinkhorn(
             x,
             y,
@@ -383,6 +381,35 @@ def partial_sinkhorn(
         mass = frac * min(ma, mb)
     mass = as_float(mass, "mass")
     return sinkhorn(x, y, a, b, blur=blur, _mass=mass, **kwargs)
+
+
+# Each solver option's conversion, by its described name (birkhoff/transport/describe.hpp).
+_OPTION_TYPES = {
+    "scaling": lambda v: as_float(v, "scaling"),
+    "diameter": lambda v: as_float(v, "diameter", True),
+    "epsilons": lambda v: [as_float(e, "epsilons") for e in (v or [])],
+    "iterations": lambda v: as_int(v, "iterations"),
+    "update": str,
+    "last_extrapolation": bool,
+    "tol": lambda v: as_float(v, "tol", True),
+    "check_every": lambda v: as_int(v, "check_every", 1),
+    "marginal_tol": lambda v: as_float(v, "marginal_tol"),
+    "num_threads": lambda v: as_int(v, "num_threads", 0, 4096),
+    "schedule": str,
+    "backend": str,
+    "max_iter": lambda v: as_int(v, "max_iter", 1),
+    "acceleration": str,
+    "block_size": lambda v: as_int(v, "block_size"),
+}
+
+
+def solver_options(**options) -> dict:
+    """The solver options given, checked and converted, by their described names.
+
+    What the native solvers take: the core fills in the others from its defaults and names any
+    spelling it does not know. Shared by :func:`sinkhorn` and birkhoff.torch.
+    """
+    return {name: _OPTION_TYPES[name](value) for name, value in options.items()}
 
 
 def _comm_handle(comm):

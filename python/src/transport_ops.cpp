@@ -18,12 +18,17 @@ namespace {
 
 using transport::Cost;
 
+/// The solved problem the autograd functions keep: its own Python type (OtSolve32/64), apart
+/// from the numpy binding's.
 template <class T>
-Solved<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b, bool half_cost,
-                std::optional<double> reach_a, std::optional<double> reach_b, double epsilon,
-                bool debias, std::optional<In<std::int64_t>> x_labels,
-                std::optional<In<std::int64_t>> y_labels, std::optional<In<double>> label_cost,
-                double label_weight, const nb::dict& options) {
+struct OtSolve : Solved<T> {};
+
+template <class T>
+OtSolve<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b, bool half_cost,
+                 std::optional<double> reach_a, std::optional<double> reach_b, double epsilon,
+                 bool debias, std::optional<In<std::int64_t>> x_labels,
+                 std::optional<In<std::int64_t>> y_labels, std::optional<In<double>> label_cost,
+                 double label_weight, const nb::dict& options) {
   const auto xv = matrix(x, "x"), yv = matrix(y, "y");
   auto problem = problem_from(a, b, epsilon, reach_a, reach_b);
   const auto o = solver_options(options, nb::none());
@@ -35,10 +40,10 @@ Solved<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b
     labels = transport::LabelCost{vector_view(x_labels, "x_labels"),
                                   vector_view(y_labels, "y_labels"), table, label_weight};
   }
-  return solve_problem(problem, o, debias, [&] {
+  return OtSolve<T>{solve_problem(problem, o, debias, [&] {
     return labels ? transport::PointCloud<T>(xv, yv, cost, *labels)
                   : transport::PointCloud<T>(xv, yv, cost);
-  });
+  })};
 }
 
 template <class T>
@@ -60,7 +65,7 @@ nb::tuple gradients_tuple(transport::Gradients<T>&& g, std::size_t n, std::size_
 
 template <class T>
 void bind(nb::module_& m, const char* name) {
-  using S = Solved<T>;
+  using S = OtSolve<T>;
   nb::class_<S>(m, name)
       .def_prop_ro("loss", [](const S& s) { return s.div ? s.div->loss() : s.xy.loss(); })
       .def_prop_ro(

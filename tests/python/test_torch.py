@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
+from birkhoff import sinkhorn as birkhoff_sinkhorn
+
 torch = pytest.importorskip("torch")
 bt = pytest.importorskip("birkhoff.torch")
 
@@ -411,3 +413,22 @@ def test_forward_and_backward_at_1e5_points_use_linear_memory():
     added = int(out.stdout.strip().splitlines()[-1])
     # O((n + m) d): a few dozen arrays of n * d floats; a dense cost would take 40 GB.
     assert added < 40 * (100000 + 100000) * 3 * 4, f"added {added / 2**20:.1f} MiB"
+
+
+def test_torch_sinkhorn_takes_the_solver_options_of_birkhoff_sinkhorn():
+    gen = torch.Generator().manual_seed(4)
+    x = torch.rand(300, 2, generator=gen, dtype=torch.float64)
+    y = torch.rand(250, 2, generator=gen, dtype=torch.float64) + 0.3
+    xn, yn = x.numpy(), y.numpy()
+    for options in (
+        dict(backend="dense", marginal_tol=1e-6),
+        dict(backend="multiscale", acceleration="anderson", marginal_tol=1e-6),
+    ):
+        ours = bt.sinkhorn(x, y, blur=0.05, **options)
+        ref = birkhoff_sinkhorn(xn, yn, blur=0.05, **options)
+        assert ours.converged and ours.marginal_error <= 1e-6
+        assert float(ours.loss) == pytest.approx(ref.loss, rel=1e-12)
+    budget = bt.sinkhorn(x, y, blur=0.01, max_iter=2, marginal_tol=1e-9)
+    assert not budget.converged
+    with pytest.raises(ValueError, match="^backend: must be one of"):
+        bt.sinkhorn(x, y, backend="gpu")
