@@ -13,6 +13,11 @@
 
 namespace birkhoff::python {
 
+template <class T>
+nb::ndarray<nb::numpy, T> copy_vector(std::span<const T> v) {
+  return to_numpy(std::vector<T>(v.begin(), v.end()), {v.size()});
+}
+
 /// A solved problem: the cross solution, and the divergence when debiased. The solution owns
 /// its prepared geometry and weights, so the input arrays need not outlive it.
 template <class T>
@@ -25,9 +30,26 @@ struct Solved {
   std::size_t d() const { return static_cast<std::size_t>(xy.geometry().dim()); }
 };
 
-template <class T>
-nb::ndarray<nb::numpy, T> copy_vector(std::span<const T> v) {
-  return to_numpy(std::vector<T>(v.begin(), v.end()), {v.size()});
+/// Defines what every Python view of a solved problem S (derived from Solved<T>) shows: the
+/// value, the potentials (copies), the self potentials when debiased, epsilon and the
+/// convergence figures of the cross solve.
+template <class S>
+nb::class_<S>& solved_properties(nb::class_<S>& c) {
+  return c.def_prop_ro("loss", [](const S& s) { return s.loss(); })
+      .def_prop_ro(
+          "f", [](const S& s) { return copy_vector(s.xy.f()); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "g", [](const S& s) { return copy_vector(s.xy.g()); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "f_aa", [](const S& s) { return copy_vector(s.div->f_aa()); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "g_bb", [](const S& s) { return copy_vector(s.div->g_bb()); }, nb::rv_policy::move)
+      .def_prop_ro("debias", [](const S& s) { return s.div.has_value(); })
+      .def_prop_ro("epsilon", [](const S& s) { return s.xy.report().epsilon; })
+      .def_prop_ro("iterations", [](const S& s) { return s.xy.report().iterations; })
+      .def_prop_ro("converged", [](const S& s) { return s.xy.report().converged; })
+      .def_prop_ro("marginal_error", [](const S& s) { return s.xy.report().marginal_error; })
+      .def_prop_ro("transport_cost", [](const S& s) { return s.xy.report().transport_cost; });
 }
 
 /// P v, or P^T u when `transpose`, for a (rows, k) operand: (n, k) or (m, k) values, computed

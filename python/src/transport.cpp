@@ -75,26 +75,12 @@ void bind(nb::module_& m, const char* name) {
       return to_numpy(std::move(v), {count});
     };
   };
-  nb::class_<S>(m, name)
-      .def_prop_ro("loss", &S::loss)
-      .def_prop_ro(
-          "f", [](const S& s) { return copy_vector(s.xy.f()); }, nb::rv_policy::move)
-      .def_prop_ro(
-          "g", [](const S& s) { return copy_vector(s.xy.g()); }, nb::rv_policy::move)
-      .def_prop_ro(
-          "f_aa", [](const S& s) { return copy_vector(s.div->f_aa()); }, nb::rv_policy::move)
-      .def_prop_ro(
-          "g_bb", [](const S& s) { return copy_vector(s.div->g_bb()); }, nb::rv_policy::move)
-      .def_prop_ro("transport_cost", [](const S& s) { return s.xy.report().transport_cost; })
+  nb::class_<S> c(m, name);
+  solved_properties(c)
       .def_prop_ro("multiplier", [](const S& s) { return s.xy.multiplier(); })
-      .def_prop_ro("epsilon", [](const S& s) { return s.xy.report().epsilon; })
-      .def_prop_ro("iterations", [](const S& s) { return s.xy.report().iterations; })
-      .def_prop_ro("converged", [](const S& s) { return s.xy.report().converged; })
       .def_prop_ro("stopped_early", [](const S& s) { return s.xy.report().stopped_early; })
-      .def_prop_ro("marginal_error", [](const S& s) { return s.xy.report().marginal_error; })
       .def_prop_ro("errors", [](const S& s) { return s.xy.report().errors; })
       .def_prop_ro("report", [](const S& s) { return report_dict(s.xy.report()); })
-      .def_prop_ro("debias", [](const S& s) { return s.div.has_value(); })
       .def(
           "apply", [](const S& s, In<T> v) { return apply(s, v, false); }, nb::arg("v"))
       .def(

@@ -66,22 +66,8 @@ nb::tuple gradients_tuple(transport::Gradients<T>&& g, std::size_t n, std::size_
 template <class T>
 void bind(nb::module_& m, const char* name) {
   using S = OtSolve<T>;
-  nb::class_<S>(m, name)
-      .def_prop_ro("loss", [](const S& s) { return s.div ? s.div->loss() : s.xy.loss(); })
-      .def_prop_ro(
-          "f", [](const S& s) { return copy_vector(s.xy.f()); }, nb::rv_policy::move)
-      .def_prop_ro(
-          "g", [](const S& s) { return copy_vector(s.xy.g()); }, nb::rv_policy::move)
-      .def_prop_ro(
-          "f_aa", [](const S& s) { return copy_vector(s.div->f_aa()); }, nb::rv_policy::move)
-      .def_prop_ro(
-          "g_bb", [](const S& s) { return copy_vector(s.div->g_bb()); }, nb::rv_policy::move)
-      .def_prop_ro("debias", [](const S& s) { return s.div.has_value(); })
-      .def_prop_ro("epsilon", [](const S& s) { return s.xy.report().epsilon; })
-      .def_prop_ro("iterations", [](const S& s) { return s.xy.report().iterations; })
-      .def_prop_ro("converged", [](const S& s) { return s.xy.report().converged; })
-      .def_prop_ro("marginal_error", [](const S& s) { return s.xy.report().marginal_error; })
-      .def_prop_ro("transport_cost", [](const S& s) { return s.xy.report().transport_cost; })
+  nb::class_<S> c(m, name);
+  solved_properties(c)
       .def("gradients",
            [](const S& s) {
              transport::Gradients<T> g =
