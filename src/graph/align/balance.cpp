@@ -1,10 +1,7 @@
-// Sinkhorn balancing of QPAlign (balance_block in balance_block.hpp, Anderson-accelerated by
-// transport's Anderson): the public balance().
-#include <algorithm>
-#include <cmath>
+// QPAlign's Birkhoff projection, the public balance(): a transport::sinkhorn_knopp call.
+#include "birkhoff/graph/align/balance.hpp"
 
 #include "birkhoff/core/error.hpp"
-#include "graph/align/balance_block.hpp"
 #include "graph/align/operator.hpp"
 
 namespace birkhoff::align {
@@ -14,12 +11,15 @@ BalanceReport balance(MatrixView<double> matrix, std::int64_t max_sweeps, double
   const std::int64_t m = matrix.rows;
   require(matrix.cols == m, "matrix", "must be square");
   require(max_sweeps >= 1, "max_sweeps", "must be >= 1");
+  require(tol >= 0, "tol", "must be >= 0");
   require(anderson >= 0, "anderson", "must be >= 0");
-  const int threads = detail::threads_for(m, num_threads);
-  const BalanceReport report =
-      detail::balance_block(matrix.data, m, matrix.stride, max_sweeps, tol, anderson, threads,
-                            [](std::int64_t, double*) {});
-  require(report.sweeps >= 0, "matrix", "holds NaN or inf");
+  transport::SinkhornKnoppOptions options;
+  options.max_sweeps = max_sweeps;
+  options.tol = tol;
+  options.anderson_memory = anderson;
+  options.num_threads = detail::threads_for(m, num_threads);
+  const BalanceReport report = transport::sinkhorn_knopp({matrix, {}}, options);
+  require(report.finite, "matrix", "holds NaN or inf");
   return report;
 }
 

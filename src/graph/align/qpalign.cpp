@@ -9,7 +9,7 @@
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/kernels/scaling.hpp"
-#include "graph/align/balance_block.hpp"
+#include "birkhoff/transport/kernel_matrix.hpp"
 #include "graph/align/objective.hpp"
 #include "graph/align/problem.hpp"
 #include "graph/align/steps.hpp"
@@ -65,6 +65,11 @@ void iterate(const detail::Problem& p, const QpAlignOptions& o, std::vector<doub
     out.converged = true;
     out.stopped_by = StopReason::Seeded;
   }
+  transport::SinkhornKnoppOptions balancing;
+  balancing.max_sweeps = o.sinkhorn_sweeps;
+  balancing.tol = o.sinkhorn_tol;
+  balancing.anderson_memory = o.sinkhorn_anderson;
+  balancing.num_threads = p.threads;
   for (std::int64_t t = 0; t < o.max_iter && m > 0; ++t) {
     double alpha = o.step;
     if (t > 0 && o.barzilai_borwein) {
@@ -78,12 +83,11 @@ void iterate(const detail::Problem& p, const QpAlignOptions& o, std::vector<doub
     // Step into pi_prev's buffer (Pi_{t-1} is no longer needed), fused with the first balancing
     // sweep; retry with a halved step on NaN.
     for (int attempt = 0;; ++attempt) {
-      const BalanceReport report = detail::balance_block(
-          pi_prev.data(), m, n, o.sinkhorn_sweeps, o.sinkhorn_tol, o.sinkhorn_anderson, p.threads,
-          [&](std::int64_t i, double* row) {
+      const transport::KernelMatrix step{
+          {pi_prev.data(), m, m, n}, [&](std::int64_t i, double* row) {
             kernels::step_row(pi.data() + i * n, grad.data() + i * n, alpha, row, m);
-          });
-      if (report.sweeps >= 0 && std::isfinite(report.row_error)) break;
+          }};
+      if (transport::sinkhorn_knopp(step, balancing).finite) break;
       require(attempt < 60, "step", "the iteration produced NaN even with tiny steps");
       alpha *= 0.5;
       ++out.nan_restarts;

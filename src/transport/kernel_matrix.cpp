@@ -1,48 +1,53 @@
-// PRIVATE (align): Sinkhorn balancing of a square block, optionally Anderson-accelerated, with
-// the first sweep fused into the pass that writes the matrix (QPAlign's step + clamp).
-#pragma once
+// Sinkhorn-Knopp scaling of a dense kernel matrix (the dense-matrix geometry), optionally
+// Anderson-accelerated, with the first sweep fused into the pass that writes the kernel.
+#include "birkhoff/transport/kernel_matrix.hpp"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
-#include "birkhoff/graph/align/balance.hpp"
+#include "birkhoff/core/error.hpp"
+#include "birkhoff/core/system.hpp"
 #include "birkhoff/kernels/scaling.hpp"
 #include "birkhoff/transport/anderson.hpp"
 
-namespace birkhoff::align::detail {
+namespace birkhoff::transport {
+namespace {
 
-/// Entries of a balanced matrix are at least this: no row or column locks at zero, no NaN
-/// (docs/align.md, the balancing row of the deviations table).
-inline constexpr double kFloor = 1e-100;
+void validate(const KernelMatrix& geometry, const SinkhornKnoppOptions& o) {
+  const MatrixView<double>& k = geometry.kernel;
+  require(k.rows >= 0 && k.cols == k.rows, "kernel",
+          "must be square, got " + std::to_string(k.rows) + " x " + std::to_string(k.cols));
+  require(k.stride >= k.cols, "kernel", "row stride must be >= its number of columns");
+  require(k.rows == 0 || k.data != nullptr, "kernel", "has no data");
+  require(o.max_sweeps >= 1, "max_sweeps", "must be >= 1");
+  require(o.tol >= 0, "tol", "must be >= 0");
+  require(o.anderson_memory >= 0, "anderson_memory", "must be >= 0");
+  require(o.num_threads >= 0, "num_threads", "must be >= 0");
+  require(std::isfinite(o.floor) && o.floor >= 0, "floor", "must be finite and >= 0");
+}
 
-/// Sinkhorn-Knopp scaling of the m x m block at `block` (row stride `stride`) to doubly
-/// stochastic, in place. `fill(i, row)` writes row i (m entries; entries below kFloor are
-/// raised to kFloor afterwards, a NaN or inf stops the balancing); fill runs once per row, in
-/// parallel, fused with the first sweep.
-///
-/// Column potentials g (v = e^g) are the iterate: one fused pass per sweep computes the row
-/// sums s = M v, u = 1 / s (rows exact) and the column sums c = M^T u; the columns are then
-/// within delta = max_j |v_j c_j - 1|. The balancing stops once delta <= tol / (1 + tol), or
-/// after max_sweeps passes, and returns diag(u) M diag(1 / c): columns sum to 1 up to rounding
-/// and rows within delta / (1 - delta) <= tol of 1. The next v is 1 / c (plain Sinkhorn) or,
-/// with memory > 0, the Anderson extrapolation of g <- -log c.
-///
-/// Returns sweeps = -1 when fill reported a non-finite value (the block is then unspecified).
-template <class Fill>
-BalanceReport balance_block(double* block, std::int64_t m, std::int64_t stride,
-                            std::int64_t max_sweeps, double tol, std::int64_t memory, int threads,
-                            Fill fill) {
+}  // namespace
+
+SinkhornKnoppReport sinkhorn_knopp(const KernelMatrix& geometry,
+                                   const SinkhornKnoppOptions& options) {
+  validate(geometry, options);
+  double* const block = geometry.kernel.data;
+  const std::int64_t m = geometry.kernel.rows, stride = geometry.kernel.stride;
+  const std::int64_t max_sweeps = options.max_sweeps, memory = options.anderson_memory;
+  const double floor = options.floor;
+  const KernelRowFill& fill = geometry.fill;
+  const int threads = resolve_threads(options.num_threads);
   std::vector<double> u(static_cast<std::size_t>(m)), v(u.size());
   // Column partial sums per thread, two sets used by alternate sweeps: a thread that starts
   // sweep s + 1 writes one set while the others may still be reading the sums of sweep s.
   std::vector<double> partial(2 * static_cast<std::size_t>(threads) * u.size());
-  const double stop_at = tol / (1.0 + tol);
-  BalanceReport report;
+  const double stop_at = options.tol / (1.0 + options.tol);
+  SinkhornKnoppReport report;
   bool finite = true;
 #pragma omp parallel num_threads(threads)
   {
@@ -52,7 +57,7 @@ BalanceReport balance_block(double* block, std::int64_t m, std::int64_t stride,
     // hold identical v (and Anderson windows) and a sweep needs one barrier only.
     std::vector<double> mine(static_cast<std::size_t>(m), 1.0), c(mine.size());
     std::vector<double> g(mine.size(), 0.0), t(mine.size());
-    transport::Anderson anderson(m, memory);
+    Anderson anderson(m, memory);
     double previous = std::numeric_limits<double>::infinity();
     for (std::int64_t sweep = 0; sweep < max_sweeps; ++sweep) {
       double* const sums = partial.data() + (sweep % 2) * team * m;
@@ -69,8 +74,8 @@ BalanceReport balance_block(double* block, std::int64_t m, std::int64_t stride,
         if (sweep == 0) {
           for (std::int64_t i = i0; i < i0 + rows; ++i) {
             double* row = block + i * stride;
-            fill(i, row);
-            ok = kernels::floor_row(row, m, kFloor) && ok;
+            if (fill) fill(i, row);
+            ok = kernels::floor_row(row, m, floor) && ok;
           }
         }
         if (rows == 4) {
@@ -120,7 +125,8 @@ BalanceReport balance_block(double* block, std::int64_t m, std::int64_t stride,
     if (id == 0) v = mine;
   }
   if (!finite) {
-    report.sweeps = -1;
+    report.finite = false;
+    report.row_error = std::numeric_limits<double>::quiet_NaN();
     return report;
   }
   double row_error = 0;
@@ -132,9 +138,9 @@ BalanceReport balance_block(double* block, std::int64_t m, std::int64_t stride,
     sums_finite = sums_finite && std::isfinite(s);
     row_error = std::max(row_error, std::abs(s - 1.0));
   }
-  if (!sums_finite) row_error = std::numeric_limits<double>::quiet_NaN();
-  report.row_error = row_error;
+  report.finite = sums_finite;
+  report.row_error = sums_finite ? row_error : std::numeric_limits<double>::quiet_NaN();
   return report;
 }
 
-}  // namespace birkhoff::align::detail
+}  // namespace birkhoff::transport
