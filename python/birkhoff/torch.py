@@ -52,6 +52,12 @@ def _points(t, name):
     return t.detach().contiguous()
 
 
+def _require_tensor(t, name):
+    """Points and plan operands stay tensors (their gradients flow back to them)."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
+
+
 def _tensor(t, name):
     """A tensor as it is; a list, tuple or numpy array converted (birkhoff._arrays's rule)."""
     if isinstance(t, torch.Tensor):
@@ -463,8 +469,8 @@ class SamplesLoss(torch.nn.Module):
             raise ValueError("x_batch, y_batch: give both or neither")
         if x_batch is not None:
             return self._ragged(a, x, b, y, x_batch, y_batch)
-        if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor):
-            raise TypeError("x, y: expected torch tensors")
+        _require_tensor(x, "x")
+        _require_tensor(y, "y")
         if x.dim() == 3:
             return self._batched(a, x, b, y)
         if x.dim() == 1:
@@ -567,12 +573,14 @@ class TorchSinkhornResult:
 
     def apply(self, v):
         """P @ v for v (m,) or (m, k), streamed; differentiable with respect to v."""
+        _require_tensor(v, "v")
         vv = v.reshape(-1, 1) if v.dim() == 1 else v
         out = _Apply.apply(vv.to(self._x.dtype), self._native, False)
         return out.reshape(-1) if v.dim() == 1 else out
 
     def apply_transpose(self, u):
         """P.T @ u for u (n,) or (n, k), streamed; differentiable with respect to u."""
+        _require_tensor(u, "u")
         uu = u.reshape(-1, 1) if u.dim() == 1 else u
         out = _Apply.apply(uu.to(self._x.dtype), self._native, True)
         return out.reshape(-1) if u.dim() == 1 else out

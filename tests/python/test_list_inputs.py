@@ -306,3 +306,20 @@ def test_torch_wrong_input_names_the_argument(rng, name, change):
     )
     with pytest.raises((TypeError, ValueError), match=rf"^{name}: "):
         bt.sinkhorn(**change(kw), blur=0.3)
+
+
+@pytest.mark.parametrize("name", ["x", "y", "v", "u"])
+def test_torch_points_and_operands_must_be_tensors(rng, name):
+    torch = pytest.importorskip("torch")
+    import birkhoff.torch as bt
+
+    x, y = torch.from_numpy(_cloud(rng, 12)), torch.from_numpy(_cloud(rng, 10))
+    with pytest.raises(TypeError, match=rf"^{name}: expected a torch.Tensor"):
+        if name in ("x", "y"):
+            bt.SamplesLoss(blur=0.3)(*((x.tolist(), y) if name == "x" else (x, y.tolist())))
+        else:
+            r = bt.sinkhorn(x, y, blur=0.3)
+            if name == "v":
+                r.apply(np.ones(10).tolist())
+            else:
+                r.apply_transpose(np.ones(12).tolist())
