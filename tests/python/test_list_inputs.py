@@ -323,3 +323,13 @@ def test_torch_points_and_operands_must_be_tensors(rng, name):
                 r.apply(np.ones(10).tolist())
             else:
                 r.apply_transpose(np.ones(12).tolist())
+
+
+def test_an_empty_edge_list_is_an_empty_id_array(rng):
+    x = rng.random((5, 2), dtype=np.float32)
+    with pytest.warns(RuntimeWarning, match="not reachable"):
+        res = birkhoff.coarsen(x, [[], []], ratio=0.6)
+    with pytest.warns(RuntimeWarning, match="not reachable"):
+        ref = birkhoff.coarsen(x, np.zeros((2, 0), np.int64), ratio=0.6)
+    np.testing.assert_array_equal(res.assignment, ref.assignment)
+    assert res.num_super_nodes == 5
