@@ -97,7 +97,7 @@ def _as_array(obj, name: str, list_dtype=np.float64) -> np.ndarray:
         except (BufferError, RuntimeError, TypeError, ValueError) as e:
             raise TypeError(
                 f"{name}: this tensor cannot be shared with numpy without a copy "
-                f"({e}); pass a CPU float32/float64 tensor"
+                f"({e}); pass a CPU tensor, {name}.cpu()"
             ) from None
     if isinstance(obj, (list, tuple)):
         try:
