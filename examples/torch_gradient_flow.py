@@ -53,6 +53,12 @@ def main():
     p.add_argument("--geomloss", action="store_true", help="also time GeomLoss on the same flow")
     p.add_argument("--output", default="docs/figures/torch_gradient_flow.png")
     args = p.parse_args()
+    if args.geomloss:
+        try:
+            import geomloss  # noqa: F401
+            import pykeops  # noqa: F401  (GeomLoss's online backend)
+        except ImportError as e:
+            p.error(f"--geomloss needs GeomLoss and pykeops (its online backend): {e}")
     gen = torch.Generator().manual_seed(0)
     x0 = torch.randn(args.n, 2, generator=gen) * 0.12 + torch.tensor([0.25, 0.75])
     y = target_shape(args.n, gen)

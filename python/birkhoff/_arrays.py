@@ -1,4 +1,25 @@
-"""Input conversion shared by every front-end function: numpy or DLPack in, no silent copies."""
+"""Input conversion shared by every front-end function: numpy or DLPack in, no silent copies.
+
+One rule for every array argument of ``birkhoff`` (and the weights and labels of
+``birkhoff.torch``):
+
+* A numpy array or a DLPack tensor (a CPU torch tensor, ...) of the kind the argument needs is
+  used as it is; where the argument is small or copied anyway it is converted to the working
+  dtype (see the list below). A large float array of another dtype (points, features, plan
+  operands) is refused with a TypeError naming the argument rather than copied silently.
+* A list or tuple (nested for 2-D) is converted with ``np.asarray`` to the argument's dtype:
+
+  - ids (``edge_index``, ``seeds``, ``truth``, ``perm``, integer ``topk``): any integer dtype,
+    numpy's int8-int64 and uint8-uint64 or a list of ints, becomes int64; floats and bools are
+    refused (TypeError: ids are never rounded), an empty list is an empty id array.
+  - features (``x`` of coarsen, ``x1``/``x2`` of align): float32 (arrays must be float32).
+  - points (``x``, ``y`` of transport): the other cloud's dtype when that one is an array, else
+    float64 (arrays must be float32 or float64 and of one dtype).
+  - point weights (``a``, ``b``) and plan operands (``v``, ``u``): the points' dtype.
+  - edge weights, dense adjacencies and soft scores: float64 (any real or integer dtype).
+* Anything else (a scalar, a string, a dict, a ragged list) raises TypeError or ValueError whose
+  message starts with the argument's name.
+"""
 
 from __future__ import annotations
 
@@ -38,10 +59,10 @@ def as_point_pair(x, y, names=("x", "y")):
     x_list, y_list = isinstance(x, (list, tuple)), isinstance(y, (list, tuple))
     if x_list and not y_list:
         y = as_points(y, names[1])
-        x = as_points(np.asarray(x, dtype=y.dtype), names[0])
+        x = as_points(_as_array(x, names[0], list_dtype=y.dtype), names[0])
     else:
         x = as_points(x, names[0])
-        y = as_points(np.asarray(y, dtype=x.dtype) if y_list else y, names[1])
+        y = as_points(_as_array(y, names[1], list_dtype=x.dtype) if y_list else y, names[1])
     if x.dtype != y.dtype:
         raise TypeError(
             f"{names[1]}: dtype {y.dtype} differs from {names[0]}'s {x.dtype}; convert one, "
@@ -64,7 +85,8 @@ def as_weights(obj, name: str, dtype: np.dtype):
     return np.ascontiguousarray(arr, dtype=dtype)
 
 
-def _as_array(obj, name: str) -> np.ndarray:
+def _as_array(obj, name: str, list_dtype=np.float64) -> np.ndarray:
+    """An array (no copy) or a DLPack tensor (shared); a list or tuple converted to list_dtype."""
     if isinstance(obj, np.ndarray):
         return obj
     if hasattr(obj, "__dlpack__"):
@@ -75,11 +97,83 @@ def _as_array(obj, name: str) -> np.ndarray:
         except (BufferError, RuntimeError, TypeError, ValueError) as e:
             raise TypeError(
                 f"{name}: this tensor cannot be shared with numpy without a copy "
-                f"({e}); pass a CPU float32/float64 tensor"
+                f"({e}); pass a CPU tensor, {name}.cpu()"
             ) from None
     if isinstance(obj, (list, tuple)):
-        return np.asarray(obj, dtype=np.float64)
-    raise TypeError(f"{name}: expected a numpy array or a DLPack tensor, got {type(obj).__name__}")
+        try:
+            arr = np.asarray(obj, dtype=list_dtype)
+        except (TypeError, ValueError, OverflowError) as e:
+            kind = TypeError if isinstance(e, TypeError) else ValueError
+            raise kind(f"{name}: the list cannot be read as a numeric array ({e})") from None
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"{name}: the list holds items that are not real numbers ({arr.dtype})")
+        return arr
+    raise TypeError(
+        f"{name}: expected a numpy array, a DLPack tensor or a list, got {type(obj).__name__}"
+    )
+
+
+def as_ids(obj, name: str, ndim: int, shape: str):
+    """Integer ids as a C-contiguous int64 array (None stays None).
+
+    Any integer dtype (a list of ints included) is converted to int64; floats and bools raise
+    TypeError (ids are never rounded), another number of dimensions ValueError. ``shape`` is
+    the expected shape as the message shows it, e.g. "(2, E)".
+    """
+    if obj is None:
+        return None
+    arr = _as_array(obj, name, list_dtype=None)
+    if isinstance(obj, (list, tuple)) and arr.size == 0:
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(
+            f"{name}: dtype {arr.dtype} is not supported; ids must be integers (int64 or any "
+            "other integer dtype)"
+        )
+    if arr.ndim != ndim:
+        raise ValueError(f"{name}: must have shape {shape}, got {arr.shape}")
+    if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+        raise ValueError(f"{name}: id {int(arr.max())} does not fit in int64")
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+def as_features(obj, name: str, what: str = "features"):
+    """(n, d) float32 features, C-contiguous (None stays None).
+
+    Arrays and DLPack tensors must be float32 (TypeError naming ``name`` otherwise: features
+    are large and never cast silently); lists and tuples are converted to float32.
+    """
+    if obj is None:
+        return None
+    arr = _as_array(obj, name, list_dtype=np.float32)
+    if arr.dtype != np.float32:
+        raise TypeError(
+            f"{name}: dtype {arr.dtype} is not supported; {what} are float32, "
+            f"pass {name}.astype(np.float32)"
+        )
+    if arr.ndim != 2:
+        raise ValueError(f"{name}: must be a 2-D array of shape (n, d), got shape {arr.shape}")
+    if not arr.flags.c_contiguous:
+        raise TypeError(f"{name}: array is not C-contiguous; pass np.ascontiguousarray({name})")
+    return arr
+
+
+def as_reals(obj, name: str, ndim: int, dtype=np.float64):
+    """Real values (edge weights, adjacency, scores) as a C-contiguous array of ``dtype``.
+
+    Any real, integer or boolean dtype and lists are converted (a copy unless already
+    ``dtype``); None stays None. TypeError for other dtypes, ValueError for another ndim.
+    """
+    if obj is None:
+        return None
+    arr = _as_array(obj, name, list_dtype=None)
+    if isinstance(obj, (list, tuple)) and arr.size == 0:
+        arr = arr.astype(dtype)
+    if arr.dtype.kind not in "fiub":
+        raise TypeError(f"{name}: dtype {arr.dtype} is not supported; use a real array")
+    if arr.ndim != ndim:
+        raise ValueError(f"{name}: must be a {ndim}-D array, got shape {arr.shape}")
+    return np.ascontiguousarray(arr, dtype=dtype)
 
 
 def as_int(value, name: str, low: int = 0, high: int = 2**31 - 1) -> int:

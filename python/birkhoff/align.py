@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _birkhoff
-from ._arrays import progress_callback
+from ._arrays import _as_array, as_features, as_ids, as_int, as_reals, progress_callback
 
 __all__ = ["Alignment", "align", "score", "PRESETS"]
 
@@ -132,46 +132,20 @@ _RESULT_FIELDS = (
 
 
 def _ids(obj, name, shape_hint):
-    if obj is None:
-        return None
-    arr = np.asarray(obj)
-    if arr.dtype.kind not in "iu":
-        raise TypeError(f"{name}: dtype {arr.dtype} is not supported; use an integer array")
-    if arr.ndim != 2:
-        raise ValueError(f"{name}: must have shape {shape_hint}, got {arr.shape}")
-    return np.ascontiguousarray(arr, dtype=np.int64)
+    return as_ids(obj, name, 2, shape_hint)
 
 
 def _features(obj, name):
-    if obj is None:
-        return None
-    arr = obj if isinstance(obj, np.ndarray) else np.asarray(obj, dtype=np.float32)
-    if arr.dtype != np.float32:
-        raise TypeError(
-            f"{name}: dtype {arr.dtype} is not supported; QPAlign reads float32 features, "
-            f"pass {name}.astype(np.float32)"
-        )
-    if arr.ndim != 2:
-        raise ValueError(f"{name}: must have shape (n, d), got {arr.shape}")
-    if not arr.flags.c_contiguous:
-        raise TypeError(f"{name}: array is not C-contiguous; pass np.ascontiguousarray({name})")
-    return arr
+    return as_features(obj, name, "QPAlign's features")
 
 
 def _floats(obj, name, ndim):
-    if obj is None:
-        return None
-    arr = np.asarray(obj)
-    if arr.dtype.kind not in "fiub":
-        raise TypeError(f"{name}: dtype {arr.dtype} is not supported; use a float array")
-    if arr.ndim != ndim:
-        raise ValueError(f"{name}: must be a {ndim}-D array, got shape {arr.shape}")
-    return np.ascontiguousarray(arr, dtype=np.float64)
+    return as_reals(obj, name, ndim)
 
 
 def _num_nodes(num_nodes, x, adjacency, edge_index, suffix):
     if num_nodes is not None:
-        return int(num_nodes)
+        return as_int(num_nodes, f"num_nodes{suffix}", 0, 2**62)
     if x is not None:
         return int(x.shape[0])
     if adjacency is not None:
@@ -223,7 +197,8 @@ def align(
     ``lambda_edge ||A Pi - Pi B||_F^2 + lambda_feature sum D_ij Pi_ij^2 + gamma (sum Pi -
     ||Pi||_F^2)`` with D_ij = ||x1_i - x2_j||^2, by projected gradient with Barzilai-Borwein
     steps and Sinkhorn balancing, then rounds Pi by an exact linear assignment. Directed graphs
-    keep A^T and B^T in the gradient. Memory about 6 n^2 float64.
+    keep A^T and B^T in the gradient. Memory about 6 n^2 float64. Array arguments may be lists
+    (birkhoff._arrays): ids become int64, features float32, edge weights and adjacency float64.
 
     Args:
         edge_index1: (2, E1) integer edge list of G1, [source; target] (undirected unless
@@ -383,6 +358,8 @@ def align(
 def score(perm, soft_or_topk, truth, seeds=None) -> dict:
     """Scores an alignment against a ground truth (the metrics of :func:`align`).
 
+    Array arguments may be lists (birkhoff._arrays): ids become int64, soft scores float64.
+
     Args:
         perm: (n1,) integer matching, node i of G1 -> node perm[i] of G2 (or -1).
         soft_or_topk: (n1, n2) float scores (ranks by score, ties rank first) or (n1, k)
@@ -397,16 +374,16 @@ def score(perm, soft_or_topk, truth, seeds=None) -> dict:
 
     Raises:
         ValueError: wrong shapes, ids out of range, a node repeated on one side of truth/seeds.
-        TypeError: non-numeric arrays.
+        TypeError: ids that are not integers, or non-numeric scores (naming the argument).
     """
-    p = np.ascontiguousarray(np.asarray(perm), dtype=np.int64)
-    arr = np.asarray(soft_or_topk)
-    if arr.dtype.kind == "f":
-        arr = np.ascontiguousarray(arr, dtype=np.float64)
-    elif arr.dtype.kind in "iu":
-        arr = np.ascontiguousarray(arr, dtype=np.int64)
+    p = as_ids(perm, "perm", 1, "(n1,)")
+    kind = _as_array(soft_or_topk, "soft_or_topk", list_dtype=None).dtype.kind
+    if kind == "f":
+        arr = as_reals(soft_or_topk, "soft_or_topk", 2)
+    elif kind in "iu":
+        arr = as_ids(soft_or_topk, "soft_or_topk", 2, "(n1, k)")
     else:
-        raise TypeError(f"soft_or_topk: dtype {arr.dtype} is neither float nor integer")
+        raise TypeError(f"soft_or_topk: dtype is neither float nor integer (kind {kind!r})")
     return _birkhoff.align_score(
         p, arr, _ids(truth, "truth", "(t, 2)"), _ids(seeds, "seeds", "(k, 2)")
     )

@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from . import _birkhoff
-from ._arrays import progress_callback
+from ._arrays import _as_array, as_features, as_ids, progress_callback
 
 __all__ = ["Coarsening", "coarsen"]
 
@@ -78,8 +78,11 @@ class Coarsening:
         return _wrap(self._state, self._state.cut(int(n_coarse)))
 
     def lift(self, values) -> np.ndarray:
-        """Maps super-node values (K, ...) to the original nodes: ``values[assignment]``."""
-        values = np.asarray(values)
+        """Maps super-node values (K, ...) to the original nodes: ``values[assignment]``.
+
+        ``values``: an array, DLPack tensor or list (kept in its own dtype; birkhoff._arrays).
+        """
+        values = _values(values, "values")
         if values.shape[0] != self.num_super_nodes:
             raise ValueError(
                 f"values: expected {self.num_super_nodes} rows (one per super-node), "
@@ -88,8 +91,13 @@ class Coarsening:
         return values[self.assignment]
 
     def pool(self, values, reduce: str = "mean") -> np.ndarray:
-        """Pools node values (N, ...) onto super-nodes by ``reduce`` = "mean" or "sum"."""
-        values = np.asarray(values)
+        """Pools node values (N, ...) onto super-nodes by ``reduce`` = "mean" or "sum".
+
+        ``values``: a real array, DLPack tensor or list, pooled in float64 (birkhoff._arrays).
+        """
+        values = _values(values, "values")
+        if values.dtype.kind not in "biuf":
+            raise TypeError(f"values: dtype {values.dtype} is not supported; use a real array")
         if values.shape[0] != self.assignment.shape[0]:
             raise ValueError(
                 f"values: expected {self.assignment.shape[0]} rows (one per node), "
@@ -145,6 +153,13 @@ def _wrap(state, fields) -> Coarsening:
     return result
 
 
+def _values(obj, name: str) -> np.ndarray:
+    arr = _as_array(obj, name, list_dtype=None)
+    if arr.ndim == 0:
+        raise ValueError(f"{name}: must have one row per node, got a scalar")
+    return arr
+
+
 def _as_edge_index(edge_index, num_nodes: int) -> np.ndarray:
     try:
         import scipy.sparse as sp
@@ -159,16 +174,10 @@ def _as_edge_index(edge_index, num_nodes: int) -> np.ndarray:
             return np.ascontiguousarray(np.vstack([coo.row, coo.col]).astype(np.int64))
     except ImportError:
         pass
-    if hasattr(edge_index, "__dlpack__") and not isinstance(edge_index, np.ndarray):
-        edge_index = np.from_dlpack(
-            edge_index.detach() if hasattr(edge_index, "detach") else edge_index
-        )
-    arr = np.asarray(edge_index)
-    if arr.dtype.kind not in "iu":
-        raise TypeError(f"edge_index: dtype {arr.dtype} is not an integer type; use int64")
-    if arr.ndim != 2 or arr.shape[0] != 2:
+    arr = as_ids(edge_index, "edge_index", 2, "(2, E)")
+    if arr.shape[0] != 2:
         raise ValueError(f"edge_index: must have shape (2, E), got {arr.shape}")
-    return np.ascontiguousarray(arr, dtype=np.int64)
+    return arr
 
 
 def coarsen(
@@ -190,6 +199,7 @@ def coarsen(
     Greedy merging along edges: pop the edge with the smallest (key, lo, hi), merge its two ends
     into a super-node (size-weighted mean feature, union of neighbourhoods), score the new
     node's edges; older keys are never re-scored (the authors' lazy heap). Memory O(N D + E).
+    Array arguments may be lists: x becomes float32, edge_index int64 (birkhoff._arrays).
 
     Args:
         x: (N, D) float32 node features (C-contiguous; finite). N is the node count.
@@ -212,19 +222,14 @@ def coarsen(
 
     Raises:
         ValueError: bad shapes, ids outside [0, N), NaN/inf features, ratio outside (0, 1].
-        TypeError: x not float32, edge_index not integer.
+        TypeError: x not float32 (or missing), edge_index not integer (each names itself).
         KeyboardInterrupt: Ctrl-C during the run.
     """
-    xa = x if isinstance(x, np.ndarray) else np.asarray(x)
-    if xa.dtype != np.float32:
+    if x is None:
         raise TypeError(
-            f"x: dtype {xa.dtype} is not supported; NOPE works in float32, "
-            "pass x.astype(np.float32)"
+            "x: node features are required; without any, pass np.ones((N, 1), np.float32)"
         )
-    if xa.ndim != 2:
-        raise ValueError(f"x: must be a 2-D array of shape (N, D), got shape {xa.shape}")
-    if not xa.flags.c_contiguous:
-        raise TypeError("x: array is not C-contiguous; pass np.ascontiguousarray(x)")
+    xa = as_features(x, "x", "NOPE's features")
     ei = _as_edge_index(edge_index, xa.shape[0])
     # Options by their described names (birkhoff/graph/coarsen/describe.hpp), as the CLI's.
     options = dict(

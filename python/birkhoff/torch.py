@@ -9,8 +9,11 @@ solution whose potentials are differentiable (implicit differentiation) and whic
 
 Everything runs in O((n + m) d) memory: the n x m cost matrix is never formed. CPU float32
 and float64 tensors are shared with the native core through DLPack without a copy when
-contiguous (a non-contiguous tensor is made contiguous first); the GIL is released while
-solving and Ctrl-C interrupts. Sources: FlashSinkhorn (arXiv 2602.03067) §2-8; Feydy et al.
+contiguous (a non-contiguous tensor is made contiguous first). Points, potentials and plan
+operands must be tensors (TypeError naming the argument otherwise); weights, class labels and
+label costs may also be lists or numpy arrays, converted to the points' dtype, int64 and
+float64 (birkhoff._arrays states the rule). The GIL is released while solving and Ctrl-C
+interrupts. Sources: FlashSinkhorn (arXiv 2602.03067) §2-8; Feydy et al.
 (AISTATS 2019) for the schedule and the debiased divergence; Luise et al. (NeurIPS 2018) for
 the differentiability of the potentials.
 """
@@ -18,6 +21,8 @@ the differentiability of the potentials.
 from __future__ import annotations
 
 import copy
+
+import numpy as np
 
 try:
     import torch
@@ -48,12 +53,55 @@ def _points(t, name):
     return t.detach().contiguous()
 
 
+def _require_tensor(t, name):
+    """Points and plan operands stay tensors (their gradients flow back to them)."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
+
+
+def _tensor(t, name):
+    """A tensor as it is; a list, tuple or numpy array converted (birkhoff._arrays's rule)."""
+    if isinstance(t, torch.Tensor):
+        return t
+    if not isinstance(t, (list, tuple)) and not hasattr(t, "__array__"):
+        raise TypeError(f"{name}: expected a tensor, an array or a list, got {type(t).__name__}")
+    try:
+        # Through numpy: a list of Python floats is float64 there (torch would make float32).
+        return torch.as_tensor(np.asarray(t))
+    except (TypeError, ValueError, RuntimeError) as e:
+        raise TypeError(f"{name}: cannot be read as a numeric tensor ({e})") from None
+
+
+def _weights_in(t, name, x):
+    """A weight argument: a tensor as given (it may require grad), a list or array converted.
+
+    The conversion is birkhoff._arrays's rule: to x's dtype when x is a float tensor.
+    """
+    if t is None or isinstance(t, torch.Tensor):
+        return t
+    t = _tensor(t, name)
+    if t.dtype.is_complex:
+        raise TypeError(f"{name}: dtype {t.dtype} is not supported; use real weights")
+    if isinstance(x, torch.Tensor) and x.dtype in (torch.float32, torch.float64):
+        t = t.to(x.dtype)
+    return t
+
+
+def _labels(t, name):
+    """Class ids as a contiguous int64 tensor: any integer dtype or a list of ints."""
+    if t is None:
+        raise ValueError(f"{name}: required with label_cost")
+    t = _tensor(t, name)
+    if t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch.bool:
+        raise TypeError(f"{name}: dtype {t.dtype} is not supported; class ids must be integers")
+    return t.detach().cpu().to(torch.int64).contiguous()
+
+
 def _weights(t, name, like, count):
     """Weights as a contiguous detached tensor of the points' dtype (None stays None)."""
     if t is None:
         return None
-    if not isinstance(t, torch.Tensor):
-        t = torch.as_tensor(t)
+    t = _tensor(t, name)
     if t.device.type != "cpu":
         raise TypeError(f"{name}: {t.device.type} tensors are not supported yet; pass {name}.cpu()")
     if t.dim() == 2 and t.shape[1] == 1:
@@ -402,12 +450,13 @@ class SamplesLoss(torch.nn.Module):
             a, x, b, y = args
         else:
             raise TypeError("SamplesLoss expects (x, y) or (a, x, b, y)")
+        a, b = _weights_in(a, "a", x), _weights_in(b, "b", x)
         if (x_batch is None) != (y_batch is None):
             raise ValueError("x_batch, y_batch: give both or neither")
         if x_batch is not None:
             return self._ragged(a, x, b, y, x_batch, y_batch)
-        if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor):
-            raise TypeError("x, y: expected torch tensors")
+        _require_tensor(x, "x")
+        _require_tensor(y, "y")
         if x.dim() == 3:
             return self._batched(a, x, b, y)
         if x.dim() == 1:
@@ -510,12 +559,14 @@ class TorchSinkhornResult:
 
     def apply(self, v):
         """P @ v for v (m,) or (m, k), streamed; differentiable with respect to v."""
+        _require_tensor(v, "v")
         vv = v.reshape(-1, 1) if v.dim() == 1 else v
         out = _Apply.apply(vv.to(self._x.dtype), self._native, False)
         return out.reshape(-1) if v.dim() == 1 else out
 
     def apply_transpose(self, u):
         """P.T @ u for u (n,) or (n, k), streamed; differentiable with respect to u."""
+        _require_tensor(u, "u")
         uu = u.reshape(-1, 1) if u.dim() == 1 else u
         out = _Apply.apply(uu.to(self._x.dtype), self._native, True)
         return out.reshape(-1) if u.dim() == 1 else out
@@ -613,8 +664,8 @@ def sinkhorn(
     Args:
         x: (n, d) CPU float32/float64 tensor.
         y: (m, d), same dtype.
-        a: (n,) weights >= 0 or None (uniform).
-        b: (m,) weights or None (uniform).
+        a: (n,) weights >= 0 or None (uniform); a list or array is converted to x's dtype.
+        b: (m,) weights or None (uniform), converted likewise.
         blur: final blur (length units); epsilon = blur**2.
         scaling: ratio between successive blurs of the schedule, as birkhoff.sinkhorn.
         debias: solve the Sinkhorn divergence (its potentials are not differentiable).
@@ -631,9 +682,9 @@ def sinkhorn(
         marginal_tol: ``converged`` means a relative marginal error within this.
         iterations: when > 0, this many iterations at the final epsilon (GeomLoss schedule).
         tol: with ``iterations``, stop once the potentials move less than this.
-        x_labels: (n,) int64 class ids of x.
-        y_labels: (m,) int64 class ids of y.
-        label_cost: (V, V) symmetric float64 table of class-to-class costs.
+        x_labels: (n,) integer class ids of x (any integer dtype or a list; made int64).
+        y_labels: (m,) integer class ids of y, likewise.
+        label_cost: (V, V) symmetric table of class-to-class costs (converted to float64).
         label_weight: the table's factor (OTDD's lambda).
         num_threads: OpenMP threads, 0 = OpenMP's default.
         hvp_max_iter: CG iteration cap of the second-order products.
@@ -654,9 +705,9 @@ def sinkhorn(
     labels = None
     if label_cost is not None:
         labels = (
-            torch.as_tensor(x_labels).to(torch.int64).contiguous(),
-            torch.as_tensor(y_labels).to(torch.int64).contiguous(),
-            torch.as_tensor(label_cost).to(torch.float64).contiguous(),
+            _labels(x_labels, "x_labels"),
+            _labels(y_labels, "y_labels"),
+            _tensor(label_cost, "label_cost").detach().cpu().to(torch.float64).contiguous(),
             label_weight,
         )
     settings = _Settings(
@@ -681,6 +732,7 @@ def sinkhorn(
         hvp_rtol=hvp_rtol,
         labels=labels,
     )
+    a, b = _weights_in(a, "a", x), _weights_in(b, "b", x)
     native = _solve_one(settings, x, y, a, b)
     return TorchSinkhornResult(native, settings, x, y, a, b)
 

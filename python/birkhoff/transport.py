@@ -100,6 +100,8 @@ class SinkhornResult:
     def apply(self, v):
         """P @ v for v of shape (m,) or (m, k), streamed; returns (n,) or (n, k).
 
+        ``v``: an array of x's dtype, or a list (converted to it; birkhoff._arrays).
+
         Raises:
             TypeError: v is not a contiguous array of x's dtype.
             ValueError: wrong number of rows, or NaN/inf in v.
@@ -107,7 +109,10 @@ class SinkhornResult:
         return self._native.apply(self._operand(v, "v"))
 
     def apply_transpose(self, u):
-        """P.T @ u for u of shape (n,) or (n, k), streamed; returns (m,) or (m, k)."""
+        """P.T @ u for u of shape (n,) or (n, k), streamed; returns (m,) or (m, k).
+
+        ``u``: an array of x's dtype, or a list (converted to it; birkhoff._arrays).
+        """
         return self._native.apply_transpose(self._operand(u, "u"))
 
     def row_marginal(self):
@@ -149,7 +154,7 @@ class SinkhornResult:
         return self.gradients()[1]
 
     def _operand(self, v, name):
-        arr = _as_array(v, name)
+        arr = _as_array(v, name, list_dtype=self._x.dtype)
         if arr.dtype != self._x.dtype:
             raise TypeError(f"{name}: dtype {arr.dtype} differs from the problem's {self._x.dtype}")
         if not arr.flags.c_contiguous:
@@ -200,7 +205,8 @@ def sinkhorn(
 
     Solves min_P <P, C> + epsilon KL(P | a x b) over plans with marginals a and b (or KL
     penalties rho KL(P1 | a), rho = reach^2, when unbalanced), with C_ij = cs |x_i - y_j|^2,
-    cs = 1 (or 1/2 with ``half_cost``, GeomLoss's p = 2) and epsilon = blur^2.
+    cs = 1 (or 1/2 with ``half_cost``, GeomLoss's p = 2) and epsilon = blur^2. Lists are
+    converted as birkhoff._arrays says: points to the other cloud's dtype, weights to theirs.
 
     Args:
         x: (n, d) source points, float32 or float64, C-contiguous (numpy or DLPack; not copied).
@@ -340,7 +346,8 @@ def partial_sinkhorn(
     multiplier, each step one streamed LogSumExp pass (docs/partial.md).
 
     Args:
-        x: (n, d) source points, float32 or float64, C-contiguous (as :func:`sinkhorn`).
+        x: (n, d) source points, float32 or float64, C-contiguous (as :func:`sinkhorn`; a list
+            is converted as there, birkhoff._arrays).
         y: (m, d) target points, same dtype as x.
         a: (n,) non-negative source weights; default uniform 1/n. The totals may differ.
         b: (m,) target weights; default uniform 1/m.
@@ -443,9 +450,10 @@ def _not_converged(report, error, tol):
 def sinkhorn_divergence(x, y, a=None, b=None, **kwargs) -> SinkhornResult:
     """The debiased Sinkhorn divergence S = OT(a,b) - OT(a,a)/2 - OT(b,b)/2.
 
-    Same arguments as :func:`sinkhorn` (``debias`` is set). It is >= 0, zero when the two
-    measures are equal, and between a cloud and its translate by t it equals cs |t|^2 at any
-    epsilon. Source: [feydy2019] eq. (9), one schedule for the three terms.
+    Same arguments as :func:`sinkhorn` (``debias`` is set; lists are converted as there). It
+    is >= 0, zero when the two measures are equal, and between a cloud and its translate by t
+    it equals cs |t|^2 at any epsilon. Source: [feydy2019] eq. (9), one schedule for the three
+    terms.
     """
     kwargs["debias"] = True
     kwargs.setdefault("warn", False)
@@ -457,8 +465,9 @@ class SamplesLoss:
 
     As in GeomLoss, p = 2 means the cost |x - y|^2 / 2, epsilon = blur^p, ``debias=True`` by
     default, and ``reach`` makes it unbalanced. Call it as ``loss(x, y)`` or
-    ``loss(a, x, b, y)`` with numpy arrays (or DLPack tensors): it returns a float, or (f, g)
-    with ``potentials=True`` (debiased potentials f_ab - f_aa, g_ab - g_bb when debias).
+    ``loss(a, x, b, y)`` with numpy arrays, DLPack tensors or lists (converted as
+    :func:`sinkhorn` does): it returns a float, or (f, g) with ``potentials=True`` (debiased
+    potentials f_ab - f_aa, g_ab - g_bb when debias).
 
     Raises:
         ValueError: a loss other than "sinkhorn", or p other than 2.
