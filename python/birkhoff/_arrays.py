@@ -24,6 +24,7 @@ One rule for every array argument of ``birkhoff`` (and the weights and labels of
 from __future__ import annotations
 
 import contextlib
+import sys
 
 import numpy as np
 
@@ -225,7 +226,8 @@ def argument_names(names: dict):
 def progress_callback(progress):
     """Maps the ``progress`` argument to a callable(stage, done, total) or None.
 
-    ``True`` shows a tqdm bar when tqdm is installed, else a one-line bar on stderr.
+    ``True`` shows a tqdm bar when tqdm is installed, else a one-line bar on stderr (whole
+    lines, at most one per tenth of the run, when stderr is not a terminal).
     """
     if progress is None or progress is False:
         return None
@@ -247,12 +249,17 @@ def progress_callback(progress):
             bar.update(done - bar.n)
             if done >= total:
                 bar.close()
-        else:
-            import sys
-
+        elif sys.stderr.isatty():
             sys.stderr.write(f"\r{stage} {done}/{total}")
             if done >= total:
                 sys.stderr.write("\n")
             sys.stderr.flush()
+        else:
+            # A log file gets whole lines: the first, one per tenth of the run, and the last.
+            last = state.get(stage)
+            if last is None or done >= total or done - last >= max(1, total // 10):
+                state[stage] = done
+                sys.stderr.write(f"{stage} {done}/{total}\n")
+                sys.stderr.flush()
 
     return report
