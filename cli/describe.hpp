@@ -6,7 +6,6 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -107,15 +106,9 @@ nlohmann::json to_json(const S& s) {
 template <class S>
 void write_arrays(const std::string& dir, const S& s) {
   for_each_array<S>([&](const auto& a) {
-    const auto& values = s.*(a.member);
-    const std::vector<std::int64_t> shape = a.shape(s);
-    std::int64_t size = 1;
-    for (const std::int64_t e : shape) size *= e;
-    if (a.optional && values.empty() && size != 0) return;
-    if (size != static_cast<std::int64_t>(values.size()))
-      throw std::logic_error(std::string(a.name) + ": holds " + std::to_string(values.size()) +
-                             " values, its shape says " + std::to_string(size));
-    io::write_npy(dir + "/" + a.name + ".npy", std::span<const std::int64_t>(shape), values.data());
+    if (const auto shape = array_shape(a, s))
+      io::write_npy(dir + "/" + a.name + ".npy", std::span<const std::int64_t>(*shape),
+                    (s.*(a.member)).data());
   });
 }
 

@@ -9,7 +9,6 @@
 #include <nanobind/stl/vector.h>
 
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -92,23 +91,17 @@ template <class S>
 void move_arrays(S&& s, nb::dict& d) {
   using T = std::remove_cvref_t<S>;
   // Every shape first: a shape may read an array (its size) that an earlier move empties.
-  std::vector<std::vector<std::size_t>> shapes;
-  for_each_array<T>([&](const auto& a) {
-    const std::vector<std::int64_t> shape = a.shape(s);
-    shapes.emplace_back(shape.begin(), shape.end());
-  });
+  std::vector<std::optional<std::vector<std::int64_t>>> shapes;
+  for_each_array<T>([&](const auto& a) { shapes.push_back(array_shape(a, s)); });
   std::size_t next = 0;
   for_each_array<T>([&](const auto& a) {
-    auto& values = s.*(a.member);
-    const std::vector<std::size_t>& dims = shapes[next++];
-    std::size_t size = 1;
-    for (const std::size_t e : dims) size *= e;
-    if (a.optional && values.empty() && size != 0) {
+    const auto& shape = shapes[next++];
+    if (!shape) {
       d[a.name] = nb::none();
       return;
     }
-    if (size != values.size()) throw std::logic_error(std::string(a.name) + ": shape mismatch");
-    d[a.name] = to_numpy(std::move(values), dims);
+    const std::vector<std::size_t> dims(shape->begin(), shape->end());
+    d[a.name] = to_numpy(std::move(s.*(a.member)), dims);
   });
 }
 

@@ -1,7 +1,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
@@ -87,6 +90,22 @@ void for_each_field(F&& f) {
 template <class S, class F>
 void for_each_array(F&& f) {
   std::apply([&](const auto&... arrays) { (f(arrays), ...); }, Describe<S>::arrays());
+}
+
+/// The shape of the described array `a` of `s`, or nullopt for an optional array not asked for
+/// (left empty although its shape is not). Throws std::logic_error when the values do not fill
+/// the shape (a description that disagrees with its struct).
+template <class S, class T>
+std::optional<std::vector<std::int64_t>> array_shape(const ArrayField<S, T>& a, const S& s) {
+  std::vector<std::int64_t> shape = a.shape(s);
+  std::int64_t size = 1;
+  for (const std::int64_t e : shape) size *= e;
+  const auto& values = s.*(a.member);
+  if (a.optional && values.empty() && size != 0) return std::nullopt;
+  if (size != static_cast<std::int64_t>(values.size()))
+    throw std::logic_error(std::string(a.name) + ": holds " + std::to_string(values.size()) +
+                           " values, its shape says " + std::to_string(size));
+  return shape;
 }
 
 /// The enum value spelled `name`, or nullptr.
