@@ -10,8 +10,6 @@ BalanceReport balance(MatrixView<double> matrix, std::int64_t max_sweeps, double
                       int num_threads, std::int64_t anderson) {
   const std::int64_t m = matrix.rows;
   require(matrix.cols == m, "matrix", "must be square");
-  require(max_sweeps >= 1, "max_sweeps", "must be >= 1");
-  require(tol >= 0, "tol", "must be >= 0");
   require(anderson >= 0, "anderson", "must be >= 0");
   transport::SinkhornKnoppOptions options;
   options.max_sweeps = max_sweeps;
