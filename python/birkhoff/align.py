@@ -10,7 +10,7 @@ Direction everywhere: node ``i`` of G1 is matched to node ``perm[i]`` of G2.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -110,37 +110,6 @@ class Alignment:
         if self.metrics is not None:
             text += f", overlap={self.metrics['overlap']:.4g}, hits1={self.metrics['hits1']:.4g}"
         return text + ")"
-
-
-# The Alignment fields, in the native result's names.
-_RESULT_FIELDS = (
-    "perm",
-    "topk",
-    "topk_scores",
-    "soft",
-    "objective",
-    "iterations",
-    "converged",
-    "stopped_by",
-    "nan_restarts",
-    "lambda_edge",
-    "lambda_feature",
-    "metrics",
-    "graph1",
-    "graph2",
-)
-
-
-def _ids(obj, name, shape_hint):
-    return as_ids(obj, name, 2, shape_hint)
-
-
-def _features(obj, name):
-    return as_features(obj, name, "QPAlign's features")
-
-
-def _floats(obj, name, ndim):
-    return as_reals(obj, name, ndim)
 
 
 def _num_nodes(num_nodes, x, adjacency, edge_index, suffix):
@@ -288,11 +257,12 @@ def align(
         chosen["step"],
         chosen["init"],
     )
-    e1 = _ids(edge_index1, "edge_index1", "(2, E)")
-    e2 = _ids(edge_index2, "edge_index2", "(2, E)")
-    f1, f2 = _features(x1, "x1"), _features(x2, "x2")
-    a1, a2 = _floats(adjacency1, "adjacency1", 2), _floats(adjacency2, "adjacency2", 2)
-    w1, w2 = _floats(edge_weight1, "edge_weight1", 1), _floats(edge_weight2, "edge_weight2", 1)
+    e1 = as_ids(edge_index1, "edge_index1", 2, "(2, E)")
+    e2 = as_ids(edge_index2, "edge_index2", 2, "(2, E)")
+    f1 = as_features(x1, "x1", "QPAlign's features")
+    f2 = as_features(x2, "x2", "QPAlign's features")
+    a1, a2 = as_reals(adjacency1, "adjacency1", 2), as_reals(adjacency2, "adjacency2", 2)
+    w1, w2 = as_reals(edge_weight1, "edge_weight1", 1), as_reals(edge_weight2, "edge_weight2", 1)
     n1 = _num_nodes(num_nodes1, f1, a1, e1, "1")
     n2 = _num_nodes(num_nodes2, f2, a2, e2, "2")
     rho, r = (-1.0, -1.0) if mle_weights is None else map(float, mle_weights)
@@ -330,12 +300,12 @@ def align(
         f1,
         f2,
         bool(directed),
-        _ids(seeds, "seeds", "(k, 2)"),
-        _ids(truth, "truth", "(t, 2)"),
+        as_ids(seeds, "seeds", 2, "(k, 2)"),
+        as_ids(truth, "truth", 2, "(t, 2)"),
         options,
         progress_callback(progress),
     )
-    result = Alignment(**{k: d.get(k) for k in _RESULT_FIELDS})
+    result = Alignment(**{f.name: d.get(f.name) for f in fields(Alignment)})
     for name, g in (("edge_index1", result.graph1), ("edge_index2", result.graph2)):
         if g["one_way_pairs"] and g["two_way_pairs"]:
             warnings.warn(
@@ -385,5 +355,5 @@ def score(perm, soft_or_topk, truth, seeds=None) -> dict:
     else:
         raise TypeError(f"soft_or_topk: dtype is neither float nor integer (kind {kind!r})")
     return _birkhoff.align_score(
-        p, arr, _ids(truth, "truth", "(t, 2)"), _ids(seeds, "seeds", "(k, 2)")
+        p, arr, as_ids(truth, "truth", 2, "(t, 2)"), as_ids(seeds, "seeds", 2, "(k, 2)")
     )
