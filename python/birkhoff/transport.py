@@ -277,27 +277,27 @@ def sinkhorn(
     if reach is not None:
         reach_a = reach if reach_a is None else reach_a
         reach_b = reach if reach_b is None else reach_b
-    epsilons = [as_float(e, "epsilons") for e in (epsilons or [])]
+    options = solver_options(
+        scaling=scaling,
+        diameter=diameter,
+        epsilons=epsilons,
+        iterations=iterations,
+        update=update,
+        last_extrapolation=last_extrapolation,
+        tol=tol,
+        check_every=check_every,
+        marginal_tol=marginal_tol,
+        num_threads=num_threads,
+        schedule=schedule,
+        backend=backend,
+        max_iter=max_iter,
+        acceleration=acceleration,
+        block_size=block_size,
+    )
+    epsilons = options["epsilons"]
     # The core's epsilon is blur**2 (or the last value of an explicit schedule).
     epsilon = epsilons[-1] if epsilons else as_length(blur, "blur") ** 2
     with argument_names({} if epsilons else {"epsilon": "blur"}):
-        options = solver_options(
-            scaling=scaling,
-            diameter=diameter,
-            epsilons=epsilons,
-            iterations=iterations,
-            update=update,
-            last_extrapolation=last_extrapolation,
-            tol=tol,
-            check_every=check_every,
-            marginal_tol=marginal_tol,
-            num_threads=num_threads,
-            schedule=schedule,
-            backend=backend,
-            max_iter=max_iter,
-            acceleration=acceleration,
-            block_size=block_size,
-        )
         native = _birkhoff.sinkhorn(
             x,
             y,
