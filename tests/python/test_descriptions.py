@@ -40,6 +40,20 @@ def python_default(function, name, presets=None):
     return default
 
 
+def align_folders(folder, **options):
+    """birkhoff.align on the graph folders g1, g2 that `birkhoff generate` wrote."""
+    g1, g2 = folder / "g1", folder / "g2"
+    return birkhoff.align(
+        np.load(g1 / "edge_index.npy"),
+        np.load(g2 / "edge_index.npy"),
+        np.load(g1 / "features.npy"),
+        np.load(g2 / "features.npy"),
+        edge_weight1=np.load(g1 / "edge_weight.npy"),
+        edge_weight2=np.load(g2 / "edge_weight.npy"),
+        **options,
+    )
+
+
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory):
     folder = tmp_path_factory.mktemp("planted")
@@ -95,16 +109,7 @@ def test_align_files_and_python_arrays_are_the_same_arrays(planted, tmp_path):
     summary = run_json(
         "align", planted / "g1", planted / "g2", "--soft", "--output", out, "--quiet"
     )
-    g1, g2 = planted / "g1", planted / "g2"
-    r = birkhoff.align(
-        np.load(g1 / "edge_index.npy"),
-        np.load(g2 / "edge_index.npy"),
-        np.load(g1 / "features.npy"),
-        np.load(g2 / "features.npy"),
-        edge_weight1=np.load(g1 / "edge_weight.npy"),
-        edge_weight2=np.load(g2 / "edge_weight.npy"),
-        return_soft=True,
-    )
+    r = align_folders(planted, return_soft=True)
     files = sorted(p.stem for p in out.glob("*.npy"))
     assert files == sorted(["perm", "topk", "topk_scores", "objective", "soft"])
     for name in files:
@@ -126,16 +131,7 @@ def test_align_says_which_stopping_rule_fired(planted, options, stopped_by, conv
     args = [a for k, v in options.items() for a in (flags[k], v)]
     summary = run_json("align", planted / "g1", planted / "g2", *args, "--quiet")
     assert (summary["stopped_by"], summary["converged"]) == (stopped_by, converged)
-    g1, g2 = planted / "g1", planted / "g2"
-    r = birkhoff.align(
-        np.load(g1 / "edge_index.npy"),
-        np.load(g2 / "edge_index.npy"),
-        np.load(g1 / "features.npy"),
-        np.load(g2 / "features.npy"),
-        edge_weight1=np.load(g1 / "edge_weight.npy"),
-        edge_weight2=np.load(g2 / "edge_weight.npy"),
-        **options,
-    )
+    r = align_folders(planted, **options)
     assert (r.stopped_by, r.converged) == (stopped_by, converged)
     if stopped_by == "max_iter":
         assert r.iterations == options["max_iter"]
