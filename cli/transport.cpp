@@ -49,7 +49,7 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym,
   problem.geometry = transport::PointCloud<T>(
       {xm.array.template as<T>("SOURCE").data(), xm.rows, xm.cols},
       {ym.array.template as<T>("TARGET").data(), ym.rows, ym.cols},
-      args.half_cost ? transport::Cost::HalfSqEuclidean : transport::Cost::SqEuclidean);
+      args.half_cost ? transport::Cost::sqeuclidean(0.5) : transport::Cost::sqeuclidean());
   problem.a = a;
   problem.b = b;
   require(args.blur > 0 && std::isfinite(args.blur), "--blur",

@@ -33,7 +33,8 @@ Solved<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b
   auto problem = problem_from(a, b, epsilon, reach_a, reach_b, mass);
   const auto o = solver_options(options, std::move(progress));
   const auto geometry = [&] {
-    return transport::PointCloud<T>(xv, yv, half_cost ? Cost::HalfSqEuclidean : Cost::SqEuclidean);
+    return transport::PointCloud<T>(xv, yv,
+                                    half_cost ? Cost::sqeuclidean(0.5) : Cost::sqeuclidean());
   };
 #if BIRKHOFF_HAVE_MPI
   if (comm >= 0) {

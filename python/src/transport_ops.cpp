@@ -32,7 +32,7 @@ OtSolve<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> 
   const auto xv = matrix(x, "x"), yv = matrix(y, "y");
   auto problem = problem_from(a, b, epsilon, reach_a, reach_b);
   const auto o = solver_options(options, nb::none());
-  const Cost cost = half_cost ? Cost::HalfSqEuclidean : Cost::SqEuclidean;
+  const Cost cost = half_cost ? Cost::sqeuclidean(0.5) : Cost::sqeuclidean();
   std::optional<transport::LabelCost> labels;
   if (label_cost) {
     require(x_labels && y_labels, "x_labels", "label_cost needs x_labels and y_labels");
@@ -150,7 +150,7 @@ void bind(nb::module_& m, const char* name) {
         const auto av = vector_view(a, "a"), bv = vector_view(b, "b");
         transport::CTransform<T> c = call_without_gil([&] {
           const transport::PointCloud<T> geometry(
-              xv, yv, half_cost ? Cost::HalfSqEuclidean : Cost::SqEuclidean);
+              xv, yv, half_cost ? Cost::sqeuclidean(0.5) : Cost::sqeuclidean());
           return transport::c_transform(geometry, gv, av, bv, num_threads);
         });
         const auto n = static_cast<std::size_t>(xv.rows), mm = static_cast<std::size_t>(yv.rows);

@@ -117,6 +117,7 @@ class DistributedPasses final : public Passes<T> {
     mine.weights += s.begin;
     mine.logw += s.begin;
     if (mine.labels) mine.labels += s.begin;
+    if (mine.norm2) mine.norm2 += s.begin;
     // A rank may own no rows (n < K). A failure on one rank is made every rank's before the
     // exchange, which the others would otherwise wait in forever.
     LseOut<T> part;

@@ -1,6 +1,7 @@
 // PRIVATE: per-target body of the row log-sum-exp kernel, included once per Highway target by
 // kernels/lse.cpp. No include guard on purpose (Highway's foreach_target re-includes it).
 #include <hwy/aligned_allocator.h>
+#include <hwy/contrib/math/math-inl.h>
 #include <hwy/highway.h>
 #include <omp.h>
 
@@ -146,6 +147,50 @@ HWY_INLINE void TileLogits(D d, const hn::TFromD<D>* panel, const hn::TFromD<D>*
                             panel_labels, kLabels ? col_labels + c : nullptr, out + c * P);
 }
 
+// The distance-power form of one tile (LseArgs::power): `tile` holds yn_c - 2 <x_r, y_c> from
+// TileLogits; adds the panel's row norms and clamps to give s = |x_r - y_c|^2, then writes the
+// logits scale * s^(power / 2) + bias_c (+ the label bias) in place and, with `mod`, the value
+// factors max(s, tiny)^value_exponent (0 for a coincident pair when the exponent is negative).
+template <bool kLabels, class D>
+HWY_INLINE void PowerTile(D d, hn::TFromD<D>* HWY_RESTRICT tile, std::int64_t cols,
+                          const hn::TFromD<D>* HWY_RESTRICT panel_norm2,
+                          const hn::TFromD<D>* HWY_RESTRICT bias, hn::TFromD<D> scale,
+                          hn::TFromD<D> power, const hn::TFromD<D>* panel_labels,
+                          const std::int32_t* col_labels, hn::TFromD<D> value_exponent,
+                          hn::TFromD<D>* HWY_RESTRICT mod) {
+  using T = hn::TFromD<D>;
+  using V = hn::Vec<D>;
+  const std::int64_t N = static_cast<std::int64_t>(hn::Lanes(d));
+  const std::int64_t P = 2 * N;
+  const V zero = hn::Zero(d), s_scale = hn::Set(d, scale);
+  const V half_p = hn::Set(d, power / 2), q = hn::Set(d, value_exponent);
+  const V tiny = hn::Set(d, std::numeric_limits<T>::min());
+  for (std::int64_t c = 0; c < cols; ++c)
+    for (std::int64_t h = 0; h < 2; ++h) {
+      T* z = tile + c * P + h * N;
+      const V s = hn::Max(hn::Add(hn::Load(d, z), hn::Load(d, panel_norm2 + h * N)), zero);
+      V phi;
+      if (power == T(1)) {
+        phi = hn::Sqrt(s);
+      } else if (power == T(2)) {
+        phi = s;
+      } else {
+        const auto pos = hn::Gt(s, tiny);
+        phi = hn::IfThenElseZero(pos, hn::Exp(d, hn::Mul(half_p, hn::Log(d, hn::Max(s, tiny)))));
+      }
+      V b = hn::Set(d, bias[c]);
+      if constexpr (kLabels)
+        b = hn::Add(
+            b, hn::Load(d, panel_labels + static_cast<std::int64_t>(col_labels[c]) * P + h * N));
+      if (mod) {
+        V f = hn::Exp(d, hn::Mul(q, hn::Log(d, hn::Max(s, tiny))));
+        if (value_exponent < 0) f = hn::IfThenElseZero(hn::Ge(s, tiny), f);
+        hn::Store(f, d, mod + c * P + h * N);
+      }
+      hn::Store(hn::MulAdd(phi, s_scale, b), d, z);
+    }
+}
+
 // Online LogSumExp update of one panel's state with one tile of logits (kernels doc, §2.4).
 template <class D>
 HWY_INLINE void Epilogue(D d, const hn::TFromD<D>* HWY_RESTRICT logits, std::int64_t cols,
@@ -232,6 +277,8 @@ void RowLseImpl(const LseArgs<T>& a) {
   const std::int64_t dv = a.values ? a.dv : 0;
   const std::int64_t dm = dv && a.mod_x ? a.dm : 0;
   const std::int64_t labels = kLabels ? a.num_labels : 0;
+  const bool power = a.power > 0;
+  const bool power_mod = power && dv && a.value_exponent != 0;
   // Dense: blocks of kPanels panels, every column. Block-sparse: the caller's row groups, each
   // with its own column ranges.
   const bool sparse = a.row_block > 0;
@@ -265,7 +312,8 @@ void RowLseImpl(const LseArgs<T>& a) {
     // vector load (row r, label v -> panel_labels[(p * labels + v) * P + r]).
     auto panel_labels = Allocate<T>(max_panels * labels * P);
     auto packed_mod = Allocate<T>(max_panels * P * dm);
-    auto mod = Allocate<T>(dm ? kTile * P : 0);
+    auto mod = Allocate<T>(dm || power_mod ? kTile * P : 0);
+    auto panel_norm2 = Allocate<T>(power ? max_panels * P : 0);
     auto zeros = Allocate<T>(dm ? kTile : 0);
     if (dm) std::fill_n(zeros.get(), kTile, T(0));
 
@@ -276,6 +324,7 @@ void RowLseImpl(const LseArgs<T>& a) {
       const std::int64_t panels = (rows + P - 1) / P;
       PackPanels(a.x, a.x_stride, dim, row0, rows, P, packed.get());
       if (dm) PackPanels(a.mod_x, a.mod_x_stride, dm, row0, rows, P, packed_mod.get());
+      if (power) PackPanels(a.x_norm2, 1, 1, row0, rows, P, panel_norm2.get());
       if constexpr (kLabels) {
         for (std::int64_t r = 0; r < panels * P; ++r) {
           const std::int64_t p = r / P, lane = r % P;
@@ -299,15 +348,23 @@ void RowLseImpl(const LseArgs<T>& a) {
             const T* lab = kLabels ? panel_labels.get() + p * labels * P : nullptr;
             for (std::int64_t t0 = c0; t0 < c1; t0 += kTile) {
               const std::int64_t cols = std::min(kTile, c1 - t0);
-              TileLogits<kLabels>(d, panel, a.y + t0 * a.y_stride, a.y_stride, dim, a.bias + t0,
-                                  a.scale, lab, kLabels ? a.col_labels + t0 : nullptr, cols,
-                                  logits.get());
+              if (power) {
+                TileLogits<false>(d, panel, a.y + t0 * a.y_stride, a.y_stride, dim, a.y_norm2 + t0,
+                                  T(-2), nullptr, nullptr, cols, logits.get());
+                PowerTile<kLabels>(d, logits.get(), cols, panel_norm2.get() + p * P, a.bias + t0,
+                                   a.scale, a.power, lab, kLabels ? a.col_labels + t0 : nullptr,
+                                   a.value_exponent, power_mod ? mod.get() : nullptr);
+              } else {
+                TileLogits<kLabels>(d, panel, a.y + t0 * a.y_stride, a.y_stride, dim, a.bias + t0,
+                                    a.scale, lab, kLabels ? a.col_labels + t0 : nullptr, cols,
+                                    logits.get());
+              }
               if (dm)
                 TileLogits<false>(d, packed_mod.get() + p * dm * P, a.mod_y + t0 * a.mod_y_stride,
                                   a.mod_y_stride, dm, zeros.get(), T(1), nullptr, nullptr, cols,
                                   mod.get());
               Epilogue(d, logits.get(), cols, max.get() + p * P, sum.get() + p * P,
-                       dv ? a.values + t0 * dv : nullptr, dv, dm ? mod.get() : nullptr,
+                       dv ? a.values + t0 * dv : nullptr, dv, dm || power_mod ? mod.get() : nullptr,
                        values.get() + p * dv * P);
             }
           }
@@ -371,6 +428,7 @@ void RowMin(const MinArgs<T>& a) {
   const std::int64_t chunk = std::max<std::int64_t>(
       kTile, (131072 / std::max<std::int64_t>(row_bytes, 1)) / kTile * kTile);
   const int threads = PassThreads(a.num_threads, blocks, a.n * a.m * (dim + 4));
+  const bool power = a.power > 0;
 
 #pragma omp parallel num_threads(threads)
   {
@@ -378,6 +436,7 @@ void RowMin(const MinArgs<T>& a) {
     auto logits = Allocate<T>(kTile * P);
     auto best = Allocate<T>(kPanels * P);
     auto arg = Allocate<TI>(kPanels * P);
+    auto panel_norm2 = Allocate<T>(power ? kPanels * P : 0);
 
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t b = 0; b < blocks; ++b) {
@@ -385,6 +444,7 @@ void RowMin(const MinArgs<T>& a) {
       const std::int64_t rows = std::min(block_rows, a.n - row0);
       const std::int64_t panels = (rows + P - 1) / P;
       PackPanels(a.x, a.x_stride, dim, row0, rows, P, packed.get());
+      if (power) PackPanels(a.x_norm2, 1, 1, row0, rows, P, panel_norm2.get());
       std::fill_n(best.get(), panels * P, std::numeric_limits<T>::infinity());
       std::fill_n(arg.get(), panels * P, TI(-1));
       for (std::int64_t c0 = 0; c0 < a.m; c0 += chunk) {
@@ -392,8 +452,15 @@ void RowMin(const MinArgs<T>& a) {
         for (std::int64_t p = 0; p < panels; ++p) {
           for (std::int64_t t0 = c0; t0 < c1; t0 += kTile) {
             const std::int64_t cols = std::min(kTile, c1 - t0);
-            TileLogits<false>(d, packed.get() + p * dim * P, a.y + t0 * a.y_stride, a.y_stride, dim,
-                              a.bias + t0, a.scale, nullptr, nullptr, cols, logits.get());
+            if (power) {
+              TileLogits<false>(d, packed.get() + p * dim * P, a.y + t0 * a.y_stride, a.y_stride,
+                                dim, a.y_norm2 + t0, T(-2), nullptr, nullptr, cols, logits.get());
+              PowerTile<false>(d, logits.get(), cols, panel_norm2.get() + p * P, a.bias + t0,
+                               a.scale, a.power, nullptr, nullptr, T(0), nullptr);
+            } else {
+              TileLogits<false>(d, packed.get() + p * dim * P, a.y + t0 * a.y_stride, a.y_stride,
+                                dim, a.bias + t0, a.scale, nullptr, nullptr, cols, logits.get());
+            }
             MinEpilogue(d, logits.get(), cols, t0, best.get() + p * P, arg.get() + p * P);
           }
         }

@@ -1,5 +1,6 @@
 #include "birkhoff/transport/c_transform.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -38,8 +39,11 @@ CTransform<T> c_transform(const PointCloud<T>& geometry, std::span<const T> g, s
             "non-finite entry at " + std::to_string(j));
   const auto wa = weights(a, n, "a");
   const auto wb = weights(b, m, "b");
-  const double kappa = 2.0 * cost_scale(geometry.cost());
-  // c_i = alpha_i + min_j [(beta_j - g_j) - kappa <x_i, y_j>] on the centred points.
+  const auto& cost = geometry.cost();
+  const double kappa = cost->kappa();
+  const bool power = cost->form() == CostForm::DistancePower;
+  // c_i = alpha_i + min_j [(beta_j - g_j) - kappa <u_i, v_j>] on the centred features, or
+  // min_j [kappa |u_i - v_j|^p - g_j] for the distance-power form.
   std::vector<T> bias(static_cast<std::size_t>(m));
   for (std::int64_t j = 0; j < m; ++j)
     bias[static_cast<std::size_t>(j)] =
@@ -57,6 +61,12 @@ CTransform<T> c_transform(const PointCloud<T>& geometry, std::span<const T> g, s
   args.d = d;
   args.bias = bias.data();
   args.scale = static_cast<T>(-kappa);
+  if (power) {
+    args.scale = static_cast<T>(kappa);
+    args.power = static_cast<T>(cost->exponent());
+    args.x_norm2 = geometry.x_norm2().data();
+    args.y_norm2 = geometry.y_norm2().data();
+  }
   args.row_min = out.values.data();
   args.row_argmin = out.argmin.data();
   args.num_threads = num_threads;
@@ -64,6 +74,9 @@ CTransform<T> c_transform(const PointCloud<T>& geometry, std::span<const T> g, s
   out.grad_x.resize(static_cast<std::size_t>(n * d));
   out.grad_g.assign(wb.begin(), wb.end());
   const auto x = geometry.x(), y = geometry.y();
+  const auto scale = geometry.x_scale();
+  const auto centre = geometry.centre();
+  std::vector<double> u(static_cast<std::size_t>(d)), v(u.size()), grad(u.size());
   double value = 0;
   for (std::int64_t i = 0; i < n; ++i) {
     const auto si = static_cast<std::size_t>(i);
@@ -72,9 +85,17 @@ CTransform<T> c_transform(const PointCloud<T>& geometry, std::span<const T> g, s
     const std::int64_t j = out.argmin[si];
     out.grad_g[static_cast<std::size_t>(j)] =
         static_cast<T>(out.grad_g[static_cast<std::size_t>(j)] - wa[si]);
+    std::copy_n(x.row(i), d, u.begin());
+    std::copy_n(y.row(j), d, v.begin());
+    cost->feature_gradient(u.data(), v.data(), d, grad.data());
+    if (!scale.empty()) {
+      for (std::int64_t k = 0; k < d; ++k)
+        u[static_cast<std::size_t>(k)] += centre[static_cast<std::size_t>(k)];
+      cost->pullback(u, scale[si], grad);
+    }
     for (std::int64_t k = 0; k < d; ++k)
       out.grad_x[static_cast<std::size_t>(i * d + k)] =
-          static_cast<T>(wa[si] * kappa * (static_cast<double>(x(i, k)) - y(j, k)));
+          static_cast<T>(wa[si] * grad[static_cast<std::size_t>(k)]);
   }
   for (std::int64_t j = 0; j < m; ++j)
     value += wb[static_cast<std::size_t>(j)] * g[static_cast<std::size_t>(j)];

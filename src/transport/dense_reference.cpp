@@ -9,16 +9,34 @@
 
 namespace birkhoff::transport::reference {
 
-std::vector<double> cost_matrix(MatrixView<const double> x, MatrixView<const double> y, Cost cost) {
-  const double cs = cost_scale(cost);
-  std::vector<double> c(static_cast<std::size_t>(x.rows * y.rows));
-  for (std::int64_t i = 0; i < x.rows; ++i)
-    for (std::int64_t j = 0; j < y.rows; ++j) {
-      double s = 0;
-      for (std::int64_t k = 0; k < x.cols; ++k) s += (x(i, k) - y(j, k)) * (x(i, k) - y(j, k));
-      c[static_cast<std::size_t>(i * y.rows + j)] = cs * s;
-    }
+namespace {
+
+// C_ij between the rows of two feature matrices.
+std::vector<double> feature_costs(MatrixView<const double> u, MatrixView<const double> v,
+                                  const Cost& cost) {
+  std::vector<double> c(static_cast<std::size_t>(u.rows * v.rows));
+  for (std::int64_t i = 0; i < u.rows; ++i)
+    for (std::int64_t j = 0; j < v.rows; ++j)
+      c[static_cast<std::size_t>(i * v.rows + j)] = cost->feature_cost(u.row(i), v.row(j), u.cols);
   return c;
+}
+
+// The cost's features of the rows of p (the rows themselves for the identity map).
+std::vector<double> features_of(MatrixView<const double> p, const Cost& cost, const char* name) {
+  std::vector<double> out(static_cast<std::size_t>(p.rows * p.cols));
+  for (std::int64_t i = 0; i < p.rows; ++i) {
+    std::copy_n(p.row(i), p.cols, out.begin() + i * p.cols);
+    cost->feature({out.data() + i * p.cols, static_cast<std::size_t>(p.cols)}, name, i);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<double> cost_matrix(MatrixView<const double> x, MatrixView<const double> y,
+                                const Cost& cost) {
+  const auto u = features_of(x, cost, "x"), v = features_of(y, cost, "y");
+  return feature_costs({u.data(), x.rows, x.cols}, {v.data(), y.rows, y.cols}, cost);
 }
 
 namespace {
@@ -33,7 +51,7 @@ void add_labels(std::vector<double>& c, std::span<const std::int32_t> lr,
 }  // namespace
 
 std::vector<double> cost_matrix(const PointCloud<double>& geometry) {
-  auto c = cost_matrix(geometry.x(), geometry.y(), geometry.cost());
+  auto c = feature_costs(geometry.x(), geometry.y(), geometry.cost());
   if (geometry.num_labels() > 0)
     add_labels(c, geometry.x_labels(), geometry.y_labels(), geometry.label_cost(),
                geometry.num_labels());
@@ -127,15 +145,16 @@ DenseResult sinkhorn_dense(const OtProblem<double>& problem, const SinkhornOptio
   const Side aa = make_side(problem.a, n, ra);
   const Side bb = make_side(problem.b, m, rb);
   const auto cxy = cost_matrix(geom);
-  auto cxx = cost_matrix(geom.x(), geom.x(), geom.cost());
-  auto cyy = cost_matrix(geom.y(), geom.y(), geom.cost());
+  auto cxx = feature_costs(geom.x(), geom.x(), geom.cost());
+  auto cyy = feature_costs(geom.y(), geom.y(), geom.cost());
   if (geom.num_labels() > 0) {
     add_labels(cxx, geom.x_labels(), geom.x_labels(), geom.label_cost(), geom.num_labels());
     add_labels(cyy, geom.y_labels(), geom.y_labels(), geom.label_cost(), geom.num_labels());
   }
-  const double diameter =
-      options.diameter.value_or(std::max(geom.diameter(), std::sqrt(problem.epsilon)));
-  const auto eps_list = epsilon_schedule(options, problem.epsilon, diameter);
+  const double p = geom.cost()->exponent();
+  const double diameter = options.diameter.value_or(std::max(
+      geom.diameter(), p == 2 ? std::sqrt(problem.epsilon) : std::pow(problem.epsilon, 1.0 / p)));
+  const auto eps_list = epsilon_schedule(options, problem.epsilon, diameter, p);
   std::vector<double> f(static_cast<std::size_t>(n), 0.0), g(static_cast<std::size_t>(m), 0.0);
   std::vector<double> faa = f, gbb = g;
   const bool alternating = options.update == Update::Alternating;

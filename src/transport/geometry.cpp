@@ -42,13 +42,17 @@ std::vector<double> joint_centre(MatrixView<const T> x, MatrixView<const T> y) {
   return c;
 }
 
-// Writes the centred rows of p and their folded squared norms cs |p_i - c|^2.
+// Writes the centred rows of p and, for the dot-product form, the folded row terms
+// kappa/2 |p_i - c|^2 (else 0, with |p_i - c|^2 into norm2 for the distance-power tiles).
 template <class T>
-void centre_rows(MatrixView<const T> p, const std::vector<double>& centre, double cs,
-                 std::vector<T>& points, std::vector<T>& sqnorm) {
+void centre_rows(MatrixView<const T> p, const std::vector<double>& centre, const GroundCost& cost,
+                 std::vector<T>& points, std::vector<T>& sqnorm, std::vector<T>& norm2) {
   const std::int64_t n = p.rows, d = p.cols;
+  const bool dot = cost.form() == CostForm::DotProduct;
+  const double cs = 0.5 * cost.kappa();
   points.resize(static_cast<std::size_t>(n * d));
-  sqnorm.resize(static_cast<std::size_t>(n));
+  sqnorm.assign(static_cast<std::size_t>(n), T(0));
+  if (!dot) norm2.resize(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) {
     double s = 0;
     for (std::int64_t k = 0; k < d; ++k) {
@@ -57,13 +61,32 @@ void centre_rows(MatrixView<const T> p, const std::vector<double>& centre, doubl
       points[static_cast<std::size_t>(i * d + k)] = v;
       s += static_cast<double>(v) * v;
     }
-    sqnorm[static_cast<std::size_t>(i)] = static_cast<T>(cs * s);
+    if (dot) {
+      sqnorm[static_cast<std::size_t>(i)] = static_cast<T>(cs * s);
+    } else {
+      norm2[static_cast<std::size_t>(i)] = static_cast<T>(s);
+    }
   }
 }
 
-}  // namespace
+// The cost's features of p (rounded to T) and each point's scale.
+template <class T>
+std::vector<T> features(MatrixView<const T> p, const GroundCost& cost, const char* name,
+                        std::vector<double>& scale) {
+  std::vector<T> out(static_cast<std::size_t>(p.rows * p.cols));
+  std::vector<double> row(static_cast<std::size_t>(p.cols));
+  scale.resize(static_cast<std::size_t>(p.rows));
+  for (std::int64_t i = 0; i < p.rows; ++i) {
+    for (std::int64_t k = 0; k < p.cols; ++k) row[static_cast<std::size_t>(k)] = p(i, k);
+    scale[static_cast<std::size_t>(i)] = cost.feature(row, name, i);
+    for (std::int64_t k = 0; k < p.cols; ++k)
+      out[static_cast<std::size_t>(i * p.cols + k)] =
+          static_cast<T>(row[static_cast<std::size_t>(k)]);
+  }
+  return out;
+}
 
-double cost_scale(Cost cost) { return cost == Cost::HalfSqEuclidean ? 0.5 : 1.0; }
+}  // namespace
 
 template <class T>
 double bounding_diameter(MatrixView<const T> x, MatrixView<const T> y) {
@@ -88,6 +111,14 @@ PointCloud<T>::PointCloud(MatrixView<const T> x, MatrixView<const T> y, Cost cos
           "dimension mismatch: x has d = " + std::to_string(x.cols) +
               ", y has d = " + std::to_string(y.cols));
   auto data = std::make_shared<Data>();
+  const GroundCost& model = cost.model();
+  std::vector<T> fx, fy;
+  if (!model.identity_features()) {
+    fx = features(x, model, "x", data->x_scale);
+    fy = features(y, model, "y", data->y_scale);
+    x = {fx.data(), x.rows, x.cols};
+    y = {fy.data(), y.rows, y.cols};
+  }
   data->diameter = bounding_diameter(x, y);
   // Squared norms (relative to the centre of the data) must not overflow T.
   require(std::isfinite(static_cast<T>(data->diameter * data->diameter)), "x",
@@ -96,12 +127,40 @@ PointCloud<T>::PointCloud(MatrixView<const T> x, MatrixView<const T> y, Cost cos
   data->n = x.rows;
   data->m = y.rows;
   data->d = x.cols;
-  data->cost = cost;
+  data->cost = std::move(cost);
   data->centre = joint_centre(x, y);
-  const double cs = cost_scale(cost);
-  centre_rows(x, data->centre, cs, data->x, data->x_sqnorm);
-  centre_rows(y, data->centre, cs, data->y, data->y_sqnorm);
+  centre_rows(x, data->centre, model, data->x, data->x_sqnorm, data->x_norm2);
+  centre_rows(y, data->centre, model, data->y, data->y_sqnorm, data->y_norm2);
   data_ = std::move(data);
+}
+
+template <class T>
+template <class U>
+PointCloud<U> PointCloud<T>::cast() const {
+  auto to = [](const std::vector<T>& v) { return std::vector<U>(v.begin(), v.end()); };
+  const Data& a = *data_;
+  auto b = std::make_shared<typename PointCloud<U>::Data>();
+  b->n = a.n;
+  b->m = a.m;
+  b->d = a.d;
+  b->cost = a.cost;
+  b->diameter = a.diameter;
+  b->centre = a.centre;
+  b->x = to(a.x);
+  b->y = to(a.y);
+  b->x_sqnorm = to(a.x_sqnorm);
+  b->y_sqnorm = to(a.y_sqnorm);
+  b->x_norm2 = to(a.x_norm2);
+  b->y_norm2 = to(a.y_norm2);
+  b->x_scale = a.x_scale;
+  b->y_scale = a.y_scale;
+  b->num_labels = a.num_labels;
+  b->x_labels = a.x_labels;
+  b->y_labels = a.y_labels;
+  b->label_cost = a.label_cost;
+  PointCloud<U> out;
+  out.data_ = std::move(b);
+  return out;
 }
 
 namespace {
@@ -182,6 +241,10 @@ double support_diameter(const OtProblem<T>& problem) {
 
 template class PointCloud<float>;
 template class PointCloud<double>;
+template PointCloud<double> PointCloud<float>::cast<double>() const;
+template PointCloud<float> PointCloud<double>::cast<float>() const;
+template PointCloud<float> PointCloud<float>::cast<float>() const;
+template PointCloud<double> PointCloud<double>::cast<double>() const;
 template double support_diameter(const OtProblem<float>&);
 template double support_diameter(const OtProblem<double>&);
 template double bounding_diameter(MatrixView<const float>, MatrixView<const float>);

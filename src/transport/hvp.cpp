@@ -337,8 +337,17 @@ Vec as_double(const T* p, std::int64_t count) {
   return Vec(p, p + count);
 }
 
+// The second-order products below are derived for the squared Euclidean cost.
+template <class T>
+void require_second_order(const detail::SolutionState<T>& s) {
+  const auto& cost = s.geometry.cost();
+  require(cost->second_order(), "cost",
+          "Hessian products are implemented for the sqeuclidean cost only, not " + cost.name());
+}
+
 template <class T>
 Plan<T> make_plan(const detail::SolutionState<T>& s, const HvpOptions& o) {
+  require_second_order(s);
   require(!std::holds_alternative<Partial>(s.marginals), "mass",
           "Hessian products of partial OT are not implemented (the active caps make the dual "
           "piecewise smooth)");
@@ -411,6 +420,7 @@ template <class T>
 HvpResult<T> hvp(const Solution<T>& solution, MatrixView<const T> vx, MatrixView<const T> vy,
                  bool want_y, const HvpOptions& options) {
   const auto& s = solution.state();
+  require_second_order(s);
   const std::int64_t n = s.geometry.n(), m = s.geometry.m(), d = s.geometry.dim();
   const Vec A = direction(vx, n, d, "vx");
   const Vec B = vy.empty() ? Vec{} : direction(vy, m, d, "vy");

@@ -33,7 +33,8 @@ double expected_kept_fraction(const OtProblem<T>& problem, std::int64_t block_si
   const double d = static_cast<double>(g.dim());
   const double diameter = support_diameter(problem) / std::sqrt(d);  // per-axis extent
   if (!(diameter > 0)) return 1.0;
-  const double reach = std::sqrt(problem.epsilon * std::log(1.0 / delta) / cost_scale(g.cost()));
+  const double reach =
+      std::sqrt(problem.epsilon * std::log(1.0 / delta) / (0.5 * g.cost()->kappa()));
   const double side = diameter * std::pow(static_cast<double>(block_size) /
                                               static_cast<double>(std::max(g.n(), g.m())),
                                           1.0 / d);
@@ -47,7 +48,13 @@ BackendChoice choose_backend(const OtProblem<T>& problem, const SinkhornOptions&
                              bool debias) {
   if (options.backend == Backend::Dense) return {Backend::Dense, "asked for"};
   const bool partial = std::holds_alternative<Partial>(problem.marginals);
+  const auto& cost = problem.geometry.cost();
+  // The box bounds and the coarse problems are built on the points themselves.
+  const bool cost_ok = cost->box_bound() && cost->identity_features();
   if (options.backend == Backend::Multiscale) {
+    require(cost_ok, "backend",
+            "the multiscale backend handles the sqeuclidean cost only (cost " + cost.name() +
+                "); use backend dense");
     require(!partial, "backend",
             "the multiscale backend does not solve partial OT (mass) yet; use backend dense");
     require(!debias, "backend",
@@ -58,6 +65,7 @@ BackendChoice choose_backend(const OtProblem<T>& problem, const SinkhornOptions&
   const bool geomloss =
       options.schedule == Schedule::GeomLoss ||
       (options.schedule == Schedule::Auto && (options.iterations > 0 || !options.epsilons.empty()));
+  if (!cost_ok) return {Backend::Dense, "the " + cost.name() + " cost is dense"};
   if (geomloss) return {Backend::Dense, "the GeomLoss schedule is dense"};
   if (debias) return {Backend::Dense, "the debiased divergence is dense"};
   if (partial) return {Backend::Dense, "partial OT is dense"};
@@ -418,7 +426,7 @@ Solution<T> multiscale_sinkhorn(const OtProblem<T>& problem, const SinkhornOptio
   const auto& geom = problem.geometry;
   const std::int64_t block = options.block_size;
   const int threads = resolve_threads(options.num_threads);
-  const double cs = cost_scale(geom.cost());
+  const double cs = 0.5 * geom.cost()->kappa();
   const double delta = 1e-2 * options.marginal_tol;
   const Blocks bx = make_blocks(geom.x(), problem.a, block);
   const Blocks by = make_blocks(geom.y(), problem.b, block);

@@ -28,14 +28,13 @@ double max_abs_diff(const std::vector<T>& u, const std::vector<T>& v) {
 }
 
 // The marginal error that rounding the logits to T leaves: their magnitude reaches about
-// cs D^2 / eps (the folded squared norms over epsilon), each carries half an ulp of it, and a
-// relative error of z in a weight is a relative error of z ln 2 in its mass.
+// the cost's bound over the data (the folded row terms, or the cost itself) over epsilon, each
+// carries half an ulp of it, and a relative error of z in a weight is a relative error of
+// z ln 2 in its mass.
 template <class T>
 double precision_floor(const OtProblem<T>& problem) {
-  const double d = support_diameter(problem);
-  const double cs = cost_scale(problem.geometry.cost());
-  return std::ldexp(1.0, -std::numeric_limits<T>::digits) * cs * d * d / problem.epsilon * kLog2e *
-         kLn2;
+  const double bound = problem.geometry.cost()->bound(support_diameter(problem));
+  return std::ldexp(1.0, -std::numeric_limits<T>::digits) * bound / problem.epsilon * kLog2e * kLn2;
 }
 
 }  // namespace
@@ -56,7 +55,7 @@ Solver<T>::Solver(const OtProblem<T>& problem, const SinkhornOptions& options, b
   if (debias)
     require(reach_a(problem.marginals).has_value() == reach_b(problem.marginals).has_value(),
             "reach_b", "the debiased divergence needs both reach_a and reach_b, or neither");
-  kappa_ = 2.0 * cost_scale(geometry_.cost());
+  kappa_ = geometry_.cost()->kappa();
   threads_ = resolve_threads(options.num_threads);
   a_ = make_weights(problem.a, geometry_.n());
   b_ = make_weights(problem.b, geometry_.m());
@@ -74,15 +73,17 @@ Solver<T>::Solver(const OtProblem<T>& problem, const SinkhornOptions& options, b
   geomloss_ =
       options.schedule == Schedule::GeomLoss ||
       (options.schedule == Schedule::Auto && (options.iterations > 0 || !options.epsilons.empty()));
-  const double diameter =
-      options.diameter.value_or(std::max(support_diameter(problem), std::sqrt(problem.epsilon)));
+  const double p = geometry_.cost()->exponent();
+  const double diameter = options.diameter.value_or(
+      std::max(support_diameter(problem),
+               p == 2 ? std::sqrt(problem.epsilon) : std::pow(problem.epsilon, 1.0 / p)));
   precision_floor_ = precision_floor(problem);
   // A fixed-epsilon run is stored as one epsilon repeated, not as a list of `iterations`.
   if (geomloss_ && options.iterations > 0 && options.epsilons.empty()) {
     eps_ = {problem.epsilon};
     repeats_ = options.iterations;
   } else {
-    eps_ = epsilon_schedule(options, problem.epsilon, diameter);
+    eps_ = epsilon_schedule(options, problem.epsilon, diameter, p);
   }
 }
 
@@ -352,6 +353,16 @@ double Solver<T>::label_transport_cost() const {
 }
 
 template <class T>
+void Solver<T>::power_cost_pass(LseOut<T>& out) const {
+  // Distance-power form: values of ones weighted by s_ij^(p/2) give sum_j P_ij C_ij / kappa
+  // per row (over the factor), next to the row masses.
+  const std::vector<T> ones(static_cast<std::size_t>(y_.n), T(1));
+  Modulation<T> mod;
+  mod.distance_exponent = 0.5 * x_.power;
+  lse_pass(x_, y_, gh_.data(), epsilon_, kappa_, threads_, out, ones.data(), 1, mod);
+}
+
+template <class T>
 SinkhornReport Solver<T>::report() const {
   // A row pass with values y gives the row masses r_i and (P y)_i; a column pass gives the
   // column masses c_j. Then <P, C> = sum_i r_i alpha_i + sum_j c_j beta_j - kappa sum_i
@@ -360,7 +371,9 @@ SinkhornReport Solver<T>::report() const {
   const std::int64_t d = x_.d;
   const double eps = epsilon_;
   LseOut<T> out;
-  passes_->lse(Axis::X, Axis::Y, fh_, gh_, eps, out, y_.points, d);
+  const bool power = x_.power > 0;
+  if (!power) passes_->lse(Axis::X, Axis::Y, fh_, gh_, eps, out, y_.points, d);
+  if (power) power_cost_pass(out);
   // A hard side's target is its weights (total: the mass); a relaxed side's is the marginal
   // its fixed point has.
   const bool hard_x = policy_.hard(Axis::X), hard_y = policy_.hard(Axis::Y);
@@ -387,6 +400,10 @@ SinkhornReport Solver<T>::report() const {
                                            static_cast<double>(fh_[si]) + x_.sqnorm[si]);
       row_err += std::abs(mass - t);
       row_target += t;
+    }
+    if (power) {
+      cost += kappa_ * factor * out.values[si];
+      continue;
     }
     double dot = 0;
     for (std::int64_t k = 0; k < d; ++k)
@@ -500,13 +517,9 @@ namespace {
 Solution<float> solve_in_double(const OtProblem<float>& problem, const SinkhornOptions& options,
                                 const std::string& why, const PassesMaker& maker) {
   const auto& g = problem.geometry;
-  const std::vector<double> x(g.x().data, g.x().data + g.n() * g.dim());
-  const std::vector<double> y(g.y().data, g.y().data + g.m() * g.dim());
   const std::vector<double> a(problem.a.begin(), problem.a.end());
   const std::vector<double> b(problem.b.begin(), problem.b.end());
-  OtProblem<double> wide{
-      PointCloud<double>({x.data(), g.n(), g.dim()}, {y.data(), g.m(), g.dim()}, g.cost()), a, b,
-      problem.epsilon, problem.marginals};
+  OtProblem<double> wide{g.cast<double>(), a, b, problem.epsilon, problem.marginals};
   const Solution<double> solved = sinkhorn_with(wide, options, maker);
   auto s = std::make_shared<SolutionState<float>>();
   s->geometry = g;

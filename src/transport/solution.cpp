@@ -63,26 +63,80 @@ std::vector<T> barycentres(const Side<T>& r, const Side<T>& c, const T* ch, doub
   return bar;
 }
 
-// d/dx_i of an OT value: kappa r_i (x_i - bar_i) with r_i the policy's row mass at the
-// optimum: the envelope theorem, [flashsinkhorn2026] §4.4 and §5.2. A self term, where x sits
-// on both sides, passes the same side twice and a factor of -1 for -OT(a,a)/2 (the two halves
-// give one full self gradient).
+// sum_j pi_ij dC/du (u_i, v_j) / kappa' for the rows of `r`, pi the row-normalised plan of the
+// pass, kappa' the returned factor: for the dot-product form u_i - bar_i (kappa' = kappa); for
+// the distance-power form sum_j pi_ij |u_i - v_j|^(p - 2) (u_i - v_j) (kappa' = kappa p), one
+// pass whose values [v_j, 1] are weighted by s_ij^(p/2 - 1).
+template <class T>
+double feature_gradients(const Side<T>& r, const Side<T>& c, const T* ch, double eps, double kappa,
+                         int threads, std::vector<double>& out) {
+  out.resize(static_cast<std::size_t>(r.n * r.d));
+  if (r.power == 0) {
+    const auto bar = barycentres(r, c, ch, eps, kappa, threads);
+    for (std::size_t idx = 0; idx < out.size(); ++idx) out[idx] = r.points[idx] - bar[idx];
+    return kappa;
+  }
+  const std::int64_t d = r.d, dv = d + 1;
+  std::vector<T> values(static_cast<std::size_t>(c.n * dv));
+  for (std::int64_t j = 0; j < c.n; ++j) {
+    std::copy_n(c.points + j * d, d, values.begin() + j * dv);
+    values[static_cast<std::size_t>(j * dv + d)] = T(1);
+  }
+  detail::Modulation<T> mod;
+  mod.distance_exponent = 0.5 * r.power - 1.0;
+  LseOut<T> o;
+  detail::lse_pass(r, c, ch, eps, kappa, threads, o, values.data(), dv, mod);
+  for (std::int64_t i = 0; i < r.n; ++i) {
+    const T* v = o.values.data() + i * dv;
+    const double w = 1.0 / static_cast<double>(o.sum[static_cast<std::size_t>(i)]);
+    for (std::int64_t k = 0; k < d; ++k)
+      out[static_cast<std::size_t>(i * d + k)] =
+          w * (static_cast<double>(r.points[i * d + k]) * v[d] - v[k]);
+  }
+  return kappa * r.power;
+}
+
+// The rows' side of a geometry for the chain rule of the feature map: the centre and the
+// scales (empty for the identity map).
+struct Pullback {
+  const GroundCost* cost = nullptr;
+  std::span<const double> centre, scale;
+};
+
+template <class T>
+Pullback pullback_of(const PointCloud<T>& g, Axis axis) {
+  return {&g.cost().model(), g.centre(), axis == Axis::X ? g.x_scale() : g.y_scale()};
+}
+
+// d/dx_i of an OT value: r_i sum_j pi_ij dC/dx (x_i, y_j) with r_i the policy's row mass at
+// the optimum: the envelope theorem, [flashsinkhorn2026] §4.4 and §5.2; the feature map's
+// chain rule takes dC/du back to the point. A self term, where x sits on both sides, passes the
+// same side twice and a factor of -1 for -OT(a,a)/2 (the two halves give one full self
+// gradient).
 template <class T>
 void add_point_gradient(const detail::MarginalPolicy& policy, Axis axis, const Side<T>& r,
                         const Side<T>& c, std::span<const T> h, std::span<const T> h_grad_other,
-                        double eps, double kappa, int threads, double factor, std::vector<T>& out,
-                        const std::vector<double>* masses = nullptr) {
+                        double eps, double kappa, int threads, double factor, const Pullback& back,
+                        std::vector<T>& out, const std::vector<double>* masses = nullptr) {
   const auto ch = detail::shifted(h_grad_other, c.sqnorm);
-  const auto bar = barycentres(r, c, ch.data(), eps, kappa, threads);
+  std::vector<double> grad;
+  const double scale = feature_gradients(r, c, ch.data(), eps, kappa, threads, grad);
+  std::vector<double> u(static_cast<std::size_t>(r.d));
   for (std::int64_t i = 0; i < r.n; ++i) {
     const auto si = static_cast<std::size_t>(i);
     const double mass = masses ? (*masses)[si]
                                : policy.target_mass(axis, static_cast<double>(r.weights[si]),
                                                     static_cast<double>(h[si]));
-    for (std::int64_t k = 0; k < r.d; ++k) {
-      const auto idx = static_cast<std::size_t>(i * r.d + k);
-      out[idx] += static_cast<T>(factor * kappa * mass * (r.points[idx] - bar[idx]));
+    std::span<double> gi(grad.data() + i * r.d, static_cast<std::size_t>(r.d));
+    if (!back.scale.empty()) {
+      for (std::int64_t k = 0; k < r.d; ++k)
+        u[static_cast<std::size_t>(k)] =
+            static_cast<double>(r.points[i * r.d + k]) + back.centre[static_cast<std::size_t>(k)];
+      back.cost->pullback(u, back.scale[si], gi);
     }
+    for (std::int64_t k = 0; k < r.d; ++k)
+      out[static_cast<std::size_t>(i * r.d + k)] +=
+          static_cast<T>(factor * scale * mass * gi[static_cast<std::size_t>(k)]);
   }
 }
 
@@ -202,10 +256,29 @@ std::vector<T> Solution<T>::col_marginal() const {
 template <class T>
 std::vector<T> Solution<T>::barycentric_map() const {
   const auto& s = *state_;
+  const std::int64_t n = s.geometry.n(), m = s.geometry.m(), d = s.geometry.dim();
+  const auto centre = s.geometry.centre();
+  const auto scale = s.geometry.y_scale();
+  if (!scale.empty()) {
+    // A feature map (cosine): the average of the points y_j = (v_j + c) scale_j themselves.
+    std::vector<T> y(static_cast<std::size_t>(m * d));
+    for (std::int64_t j = 0; j < m; ++j)
+      for (std::int64_t k = 0; k < d; ++k)
+        y[static_cast<std::size_t>(j * d + k)] = static_cast<T>(
+            (static_cast<double>(s.geometry.y()(j, k)) + centre[static_cast<std::size_t>(k)]) *
+            scale[static_cast<std::size_t>(j)]);
+    LseOut<T> o;
+    detail::lse_pass(s.x(), s.y(), s.g_hat.data(), s.report.epsilon, s.kappa(),
+                     resolve_threads(s.num_threads), o, y.data(), d);
+    std::vector<T> bar(static_cast<std::size_t>(n * d));
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t k = 0; k < d; ++k)
+        bar[static_cast<std::size_t>(i * d + k)] =
+            o.values[static_cast<std::size_t>(i * d + k)] / o.sum[static_cast<std::size_t>(i)];
+    return bar;
+  }
   auto bar = barycentres(s.x(), s.y(), s.g_hat.data(), s.report.epsilon, s.kappa(),
                          resolve_threads(s.num_threads));
-  const std::int64_t n = s.geometry.n(), d = s.geometry.dim();
-  const auto centre = s.geometry.centre();
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t k = 0; k < d; ++k)
       bar[static_cast<std::size_t>(i * d + k)] +=
@@ -217,25 +290,25 @@ template <class T>
 std::vector<T> Solution<T>::dense_plan() const {
   const auto& s = *state_;
   const std::int64_t n = s.geometry.n(), m = s.geometry.m(), d = s.geometry.dim();
-  const double cs = cost_scale(s.geometry.cost()), eps = s.report.epsilon;
+  const double eps = s.report.epsilon;
+  const auto& cost = s.geometry.cost();
   const auto x = s.geometry.x(), y = s.geometry.y();
   const auto xs = s.x(), ys = s.y();
   std::vector<T> p(static_cast<std::size_t>(n * m));
-  for (std::int64_t i = 0; i < n; ++i)
+  std::vector<double> u(static_cast<std::size_t>(d)), v(u.size());
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::copy_n(x.row(i), d, u.begin());
     for (std::int64_t j = 0; j < m; ++j) {
-      double c = 0;
-      for (std::int64_t k = 0; k < d; ++k) {
-        const double diff = static_cast<double>(x(i, k)) - static_cast<double>(y(j, k));
-        c += diff * diff;
-      }
-      c += detail::label_cost(xs, ys, i, j) / cs;
+      std::copy_n(y.row(j), d, v.begin());
+      const double c = cost->feature_cost(u.data(), v.data(), d) + detail::label_cost(xs, ys, i, j);
       const double a = s.a.w[static_cast<std::size_t>(i)], b = s.b.w[static_cast<std::size_t>(j)];
       p[static_cast<std::size_t>(i * m + j)] =
           static_cast<T>(a * b *
                          std::exp((static_cast<double>(s.f[static_cast<std::size_t>(i)]) +
-                                   static_cast<double>(s.g[static_cast<std::size_t>(j)]) - cs * c) /
+                                   static_cast<double>(s.g[static_cast<std::size_t>(j)]) - c) /
                                   eps));
     }
+  }
   return p;
 }
 
@@ -246,6 +319,7 @@ Gradients<T> Solution<T>::gradients() const {
   const detail::MarginalPolicy policy(s.marginals);
   const double eps = s.report.epsilon, kappa = s.kappa();
   const auto x = s.x(), y = s.y();
+  const Pullback bx = pullback_of(s.geometry, Axis::X), by = pullback_of(s.geometry, Axis::Y);
   Gradients<T> out;
   out.x.assign(static_cast<std::size_t>(x.n * x.d), T(0));
   out.y.assign(static_cast<std::size_t>(y.n * y.d), T(0));
@@ -266,14 +340,16 @@ Gradients<T> Solution<T>::gradients() const {
       ry[j] = static_cast<double>(y.weights[j]) * dy[j];
       out.b[j] = static_cast<T>(static_cast<double>(s.g[j]) - eps * dy[j]);
     }
-    add_point_gradient<T>(policy, Axis::X, x, y, s.f, s.g, eps, kappa, threads, 1.0, out.x, &rx);
-    add_point_gradient<T>(policy, Axis::Y, y, x, s.g, s.f, eps, kappa, threads, 1.0, out.y, &ry);
+    add_point_gradient<T>(policy, Axis::X, x, y, s.f, s.g, eps, kappa, threads, 1.0, bx, out.x,
+                          &rx);
+    add_point_gradient<T>(policy, Axis::Y, y, x, s.g, s.f, eps, kappa, threads, 1.0, by, out.y,
+                          &ry);
     return out;
   }
   add_point_gradient<T>(policy, Axis::X, x, y, s.f, or_else(s.g_grad, s.g), eps, kappa, threads,
-                        1.0, out.x);
+                        1.0, bx, out.x);
   add_point_gradient<T>(policy, Axis::Y, y, x, s.g, or_else(s.f_grad, s.f), eps, kappa, threads,
-                        1.0, out.y);
+                        1.0, by, out.y);
   policy.add_weight_gradient<T>(Axis::X, s.f, eps, 1.0, out.a);
   policy.add_weight_gradient<T>(Axis::Y, s.g, eps, 1.0, out.b);
   return out;
@@ -319,9 +395,9 @@ Gradients<T> DivergenceSolution<T>::gradients() const {
   const double eps = s.report.epsilon, kappa = s.kappa();
   const auto x = s.x(), y = s.y();
   add_point_gradient<T>(self_x, Axis::X, x, x, d.f_aa, or_else(d.f_aa_grad, d.f_aa), eps, kappa,
-                        threads, -1.0, out.x);
+                        threads, -1.0, pullback_of(s.geometry, Axis::X), out.x);
   add_point_gradient<T>(self_y, Axis::Y, y, y, d.g_bb, or_else(d.g_bb_grad, d.g_bb), eps, kappa,
-                        threads, -1.0, out.y);
+                        threads, -1.0, pullback_of(s.geometry, Axis::Y), out.y);
   self_x.add_weight_gradient<T>(Axis::X, d.f_aa, eps, -1.0, out.a);
   self_y.add_weight_gradient<T>(Axis::Y, d.g_bb, eps, -1.0, out.b);
   return out;

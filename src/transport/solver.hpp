@@ -53,6 +53,8 @@ class Solver {
 
  private:
   void run_geomloss();
+  /// The row pass of <P, C> for the distance-power form (LseOut values: one per row).
+  void power_cost_pass(LseOut<T>& out) const;
   void run_converge();
   void sweep(double eps, double w, bool alternating);
   /// One Gauss-Seidel iteration (f, then g, then the self terms) with relaxation w; returns

@@ -22,7 +22,7 @@ struct SolutionState {
 
   Side<T> x() const { return x_side(geometry, a); }
   Side<T> y() const { return y_side(geometry, b); }
-  double kappa() const { return 2.0 * cost_scale(geometry.cost()); }
+  double kappa() const { return geometry.cost()->kappa(); }
 };
 
 template <class T>

@@ -41,12 +41,12 @@ Weights<T> make_weights(std::span<const T> given, std::int64_t n) {
   return out;
 }
 
-/// One side of a pass: centred points, folded squared norms and weights, all borrowed.
+/// One side of a pass: centred features, folded row terms and weights, all borrowed.
 template <class T>
 struct Side {
   std::int64_t n = 0, d = 0;
-  const T* points = nullptr;  // (n, d) centred
-  const T* sqnorm = nullptr;  // (n) cs |x_i - c|^2
+  const T* points = nullptr;  // (n, d) centred features
+  const T* sqnorm = nullptr;  // (n) the row terms alpha_i folded into the potentials
   const T* weights = nullptr;
   const T* logw = nullptr;
   double mass = 0;
@@ -55,7 +55,18 @@ struct Side {
   const std::int32_t* labels = nullptr;
   const double* label_cost = nullptr;
   std::int64_t num_labels = 0;
+  // The distance-power form (CostForm::DistancePower; power 0 for the dot-product form):
+  // C_ij = kappa |u_i - v_j|^power with norm2 (n) = |u_i|^2.
+  const T* norm2 = nullptr;
+  double power = 0;
 };
+
+template <class T>
+void set_cost_form(Side<T>& s, const PointCloud<T>& geom, std::span<const T> norm2) {
+  if (geom.cost()->form() != CostForm::DistancePower) return;
+  s.norm2 = norm2.data();
+  s.power = geom.cost()->exponent();
+}
 
 template <class T>
 Side<T> x_side(const PointCloud<T>& geom, const Weights<T>& a) {
@@ -66,6 +77,7 @@ Side<T> x_side(const PointCloud<T>& geom, const Weights<T>& a) {
     s.label_cost = geom.label_cost().data();
     s.num_labels = geom.num_labels();
   }
+  set_cost_form(s, geom, geom.x_norm2());
   return s;
 }
 
@@ -78,6 +90,7 @@ Side<T> y_side(const PointCloud<T>& geom, const Weights<T>& b) {
     s.label_cost = geom.label_cost().data();
     s.num_labels = geom.num_labels();
   }
+  set_cost_form(s, geom, geom.y_norm2());
   return s;
 }
 
@@ -89,13 +102,15 @@ double label_cost(const Side<T>& rows, const Side<T>& cols, std::int64_t i, std:
   return rows.label_cost[rows.labels[i] * rows.num_labels + cols.labels[j]];
 }
 
-/// Optional second dot product <mod_x_i, mod_y_j> that multiplies the value weights of a pass
-/// (kernels::LseArgs); mod_x (rows.n, dm), mod_y (cols.n, dm) row-major.
+/// Optional factor of the value weights of a pass (kernels::LseArgs): a second dot product
+/// <mod_x_i, mod_y_j> (mod_x (rows.n, dm), mod_y (cols.n, dm) row-major), or, for the
+/// distance-power form, |u_i - v_j|^(2 distance_exponent).
 template <class T>
 struct Modulation {
   const T* mod_x = nullptr;
   const T* mod_y = nullptr;
   std::int64_t dm = 0;
+  double distance_exponent = 0;
 };
 
 /// Optional block sparsity of a pass (kernels::LseArgs): rows in groups of row_block, each
@@ -114,7 +129,8 @@ struct LseOut {
 
 /// The reduction behind every update: for rows i of `rows` and columns j of `cols`,
 /// z_ij = (kappa / eps) log2(e) <r_i, c_j> + log2(e) (col_hat_j / eps + log w_j), with optional
-/// values (cols.n, dv). Shifted potentials: col_hat = g - beta.
+/// values (cols.n, dv). Shifted potentials: col_hat = g - beta. For the distance-power form
+/// (rows.power > 0) the first term is -(kappa / eps) log2(e) |r_i - c_j|^power instead.
 template <class T>
 void lse_pass(const Side<T>& rows, const Side<T>& cols, const T* col_hat, double eps, double kappa,
               int threads, LseOut<T>& out, const T* values = nullptr, std::int64_t dv = 0,
@@ -143,6 +159,14 @@ void lse_pass(const Side<T>& rows, const Side<T>& cols, const T* col_hat, double
   args.d = rows.d;
   args.bias = bias.data();
   args.scale = static_cast<T>(kappa * kLog2e / eps);
+  if (rows.power > 0) {
+    args.scale = static_cast<T>(-kappa * kLog2e / eps);
+    args.power = static_cast<T>(rows.power);
+    args.x_norm2 = rows.norm2;
+    args.y_norm2 = cols.norm2;
+    if (values && mod.distance_exponent != 0)
+      args.value_exponent = static_cast<T>(mod.distance_exponent);
+  }
   args.values = values;
   args.dv = dv;
   args.row_max = out.max.data();

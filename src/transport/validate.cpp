@@ -48,16 +48,19 @@ void check_length(double v, const char* name) {
       "its square must be a normal double (between 1e-154 and 1e154), got " + std::to_string(v));
 }
 
-// The logits scale like D^2 / epsilon: beyond ~2^18 (float32) or ~2^47 (float64) their
-// rounding error exceeds ~1 % of a weight and the plan cannot be resolved.
+// The logits scale like D^p / epsilon (the cost's exponent p): beyond ~2^18 (float32) or
+// ~2^47 (float64) their rounding error exceeds ~1 % of a weight and the plan cannot be
+// resolved.
 template <class T>
-void check_resolvable(double eps, double diameter) {
-  const double limit = std::ldexp(diameter * diameter, sizeof(T) == 4 ? -18 : -47);
+void check_resolvable(double eps, double diameter, const GroundCost& cost) {
+  const double p = cost.exponent();
+  const double scale = p == 2 ? diameter * diameter : std::pow(diameter, p);
+  const double limit = std::ldexp(scale, sizeof(T) == 4 ? -18 : -47);
   if (eps >= limit) return;
   throw InvalidInput("epsilon: " + std::to_string(eps) + " is too small for " +
                      (sizeof(T) == 4 ? "float32" : "float64") + " on data of diameter " +
                      std::to_string(diameter) + "; use epsilon >= " + std::to_string(limit) +
-                     " (blur >= " + std::to_string(std::sqrt(limit)) + ")" +
+                     " (blur >= " + std::to_string(std::pow(limit, 1.0 / p)) + ")" +
                      (sizeof(T) == 4 ? " or float64 inputs" : ""));
 }
 
@@ -87,7 +90,7 @@ void validate(const OtProblem<T>& problem) {
                        "); balanced OT needs equal masses: normalise the weights or set reach");
   require(std::isfinite(problem.epsilon) && std::isnormal(problem.epsilon) && problem.epsilon > 0,
           "epsilon", "must be a positive normal number, got " + number(problem.epsilon));
-  check_resolvable<T>(problem.epsilon, support_diameter(problem));
+  check_resolvable<T>(problem.epsilon, support_diameter(problem), problem.geometry.cost().model());
 }
 
 template <class T>
@@ -102,7 +105,7 @@ void validate(const OtProblem<T>& problem, const SinkhornOptions& options) {
     require(options.epsilons.back() == problem.epsilon, "epsilons",
             "the last value must be the problem's epsilon (" + number(problem.epsilon) + ")");
     check_resolvable<T>(*std::min_element(options.epsilons.begin(), options.epsilons.end()),
-                        support_diameter(problem));
+                        support_diameter(problem), problem.geometry.cost().model());
   }
   require(options.iterations >= 0, "iterations", "must be >= 0");
   require(options.check_every >= 1, "check_every", "must be >= 1");

@@ -30,6 +30,13 @@ namespace birkhoff::kernels {
 ///   [flashsinkhorn2026] §7.2): with dm > 0 and values, each value weight is multiplied by a
 ///   second dot product, row_values[i, :] = sum_j 2^(z_ij - M_i) <mod_x_i, mod_y_j> values[j, :],
 ///   mod_x (n, dm), mod_y (m, dm) row-major with the given strides. row_sum is unchanged.
+/// - Distance-power logits (power > 0, the CostForm::DistancePower costs such as |x - y|^p):
+///   z_ij = scale * (s_ij)^(power / 2) + bias_j (+ the label bias) with the squared distance
+///   s_ij = max(0, x_norm2_i + y_norm2_j - 2 <x_i, y_j>), x_norm2 (n), y_norm2 (m) the rows'
+///   squared norms. With values and value_exponent != 0, each value weight is also multiplied
+///   by max(s_ij, tiny)^value_exponent (the gradient and the <P, C> of such a cost); tiny is
+///   the smallest normal T, and a weight of a coincident pair with a negative exponent is 0.
+///   Modulated values by dot products (dm) are not combined with this form.
 /// - Block-sparse passes (row_block > 0 with range_ptr and ranges): rows come in groups of
 ///   `row_block` consecutive rows (the last may be shorter); group r reads only the columns of
 ///   the half-open ranges [ranges[2k], ranges[2k + 1]) for k in [range_ptr[r], range_ptr[r + 1]),
@@ -60,6 +67,10 @@ struct LseArgs {
   const T* mod_y = nullptr;
   std::int64_t mod_y_stride = 0;
   std::int64_t dm = 0;
+  T power = 0;
+  const T* x_norm2 = nullptr;
+  const T* y_norm2 = nullptr;
+  T value_exponent = 0;
   int num_threads = 0;
   std::int64_t row_block = 0;
   const std::int64_t* range_ptr = nullptr;
@@ -69,7 +80,8 @@ struct LseArgs {
 /// Arguments of the streaming row minimum (the hard c-transform, [flashsinkhorn2026] §8):
 /// for every row i < n, row_min[i] = min_j (scale * <x_i, y_j> + bias_j) and row_argmin[i] the
 /// smallest j attaining it. Same layout, tiling and threading as LseArgs; a bias of +inf
-/// excludes a column; a row whose every bias is +inf gets +inf and index -1.
+/// excludes a column; a row whose every bias is +inf gets +inf and index -1. With power > 0 the
+/// values are scale * s_ij^(power / 2) + bias_j, s_ij the squared distance as in LseArgs.
 template <class T>
 struct MinArgs {
   const T* x = nullptr;
@@ -83,6 +95,9 @@ struct MinArgs {
   T scale = 1;
   T* row_min = nullptr;
   std::int64_t* row_argmin = nullptr;
+  T power = 0;
+  const T* x_norm2 = nullptr;
+  const T* y_norm2 = nullptr;
   int num_threads = 0;
 };
 

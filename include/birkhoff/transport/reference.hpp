@@ -18,8 +18,9 @@ struct DenseResult {
 DenseResult sinkhorn_dense(const OtProblem<double>& problem, const SinkhornOptions& options,
                            bool debias = false);
 
-/// (n * m) row-major cost matrix cs |x_i - y_j|^2 (cs from `cost`).
-std::vector<double> cost_matrix(MatrixView<const double> x, MatrixView<const double> y, Cost cost);
+/// (n * m) row-major matrix C_ij = c(x_i, y_j) of any ground cost (dense formula).
+std::vector<double> cost_matrix(MatrixView<const double> x, MatrixView<const double> y,
+                                const Cost& cost);
 
 /// The cost matrix of a prepared geometry, the label term included (dense formula).
 std::vector<double> cost_matrix(const PointCloud<double>& geometry);

@@ -109,10 +109,10 @@ DivergenceSolution<T> sinkhorn_divergence(const OtProblem<T>& problem,
                                           const SinkhornOptions& options = {});
 
 /// The epsilon schedule of `options` for a final epsilon and a start `diameter` (GeomLoss's
-/// epsilon_schedule with p = 2): [D^2, D^2, (D s)^2, ..., epsilon]; or the explicit one; or
-/// `iterations` copies of epsilon.
+/// epsilon_schedule for a cost of exponent p, GroundCost::exponent): [D^p, D^p, (D s)^p, ...,
+/// epsilon]; or the explicit one; or `iterations` copies of epsilon.
 std::vector<double> epsilon_schedule(const SinkhornOptions& options, double epsilon,
-                                     double diameter);
+                                     double diameter, double p = 2);
 
 /// validate(problem), then the options against it: throws InvalidInput naming `scaling`,
 /// `diameter`, `epsilons`, `iterations`, `check_every`, `tol`, `max_iter`, `marginal_tol`,

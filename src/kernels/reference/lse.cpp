@@ -2,6 +2,7 @@
 // tiling. For tests.
 #include "birkhoff/kernels/lse.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -9,12 +10,26 @@
 namespace birkhoff::kernels {
 namespace {
 
-template <class T>
-double logit(const LseArgs<T>& a, std::int64_t i, std::int64_t j) {
+// The squared distance of the distance-power form, as the kernel forms it.
+template <class A>
+double sqdist(const A& a, std::int64_t i, std::int64_t j, double dot) {
+  return std::max(0.0, static_cast<double>(a.x_norm2[i]) + a.y_norm2[j] - 2.0 * dot);
+}
+
+// scale * <x_i, y_j>, or scale * s_ij^(power / 2) for the distance-power form.
+template <class A>
+double cost_term(const A& a, std::int64_t i, std::int64_t j) {
   double dot = 0;
   for (std::int64_t k = 0; k < a.d; ++k)
     dot += static_cast<double>(a.x[i * a.x_stride + k]) * a.y[j * a.y_stride + k];
-  double z = static_cast<double>(a.scale) * dot + a.bias[j];
+  if (a.power > 0)
+    return static_cast<double>(a.scale) * std::pow(sqdist(a, i, j, dot), 0.5 * a.power);
+  return static_cast<double>(a.scale) * dot;
+}
+
+template <class T>
+double logit(const LseArgs<T>& a, std::int64_t i, std::int64_t j) {
+  double z = cost_term(a, i, j) + a.bias[j];
   if (a.label_bias && a.num_labels > 0)
     z += a.label_bias[a.row_labels[i] * a.num_labels + a.col_labels[j]];
   return z;
@@ -22,6 +37,15 @@ double logit(const LseArgs<T>& a, std::int64_t i, std::int64_t j) {
 
 template <class T>
 double modulation(const LseArgs<T>& a, std::int64_t i, std::int64_t j) {
+  if (a.power > 0 && a.value_exponent != 0) {
+    double dot = 0;
+    for (std::int64_t k = 0; k < a.d; ++k)
+      dot += static_cast<double>(a.x[i * a.x_stride + k]) * a.y[j * a.y_stride + k];
+    const double s = sqdist(a, i, j, dot);
+    const double tiny = std::numeric_limits<T>::min();
+    if (a.value_exponent < 0 && s < tiny) return 0.0;
+    return std::pow(std::max(s, tiny), static_cast<double>(a.value_exponent));
+  }
   if (a.dm == 0 || !a.mod_x) return 1.0;
   double dot = 0;
   for (std::int64_t k = 0; k < a.dm; ++k)
@@ -69,10 +93,7 @@ void reference_min(const MinArgs<T>& a) {
     double best = std::numeric_limits<double>::infinity();
     std::int64_t arg = -1;
     for (std::int64_t j = 0; j < a.m; ++j) {
-      double dot = 0;
-      for (std::int64_t k = 0; k < a.d; ++k)
-        dot += static_cast<double>(a.x[i * a.x_stride + k]) * a.y[j * a.y_stride + k];
-      const double v = static_cast<double>(a.scale) * dot + a.bias[j];
+      const double v = cost_term(a, i, j) + a.bias[j];
       if (v < best) {
         best = v;
         arg = j;

@@ -100,7 +100,7 @@ TEST(SameBits, LabelAugmentedCost) {
   const std::vector<double> table = {0, 1, 2, 1, 0, 1, 2, 1, 0};
   auto p = inst.problem(0.5);
   p.geometry = transport::PointCloud<double>({inst.x.data(), 29, 3}, {inst.y.data(), 34, 3},
-                                             transport::Cost::SqEuclidean,
+                                             transport::Cost::sqeuclidean(),
                                              {lx, ly, {table.data(), 3, 3}, 0.5});
   expect_same(sinkhorn(p, {}, MPI_COMM_WORLD), transport::sinkhorn(p));
 }

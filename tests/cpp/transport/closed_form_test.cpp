@@ -16,7 +16,7 @@ using testing::Settings;
 using testing::to_vector;
 
 TEST(ClosedForm, DivergenceBetweenACloudAndItsTranslateIsTheSquaredShift) {
-  for (Cost cost : {Cost::SqEuclidean, Cost::HalfSqEuclidean})
+  for (Cost cost : {Cost::sqeuclidean(), Cost::sqeuclidean(0.5)})
     for (double blur : {0.05, 0.3, 1.0}) {
       Instance<double> inst(40, 40, 3, 17);
       const double t[3] = {0.3, -0.2, 0.5};
@@ -31,7 +31,7 @@ TEST(ClosedForm, DivergenceBetweenACloudAndItsTranslateIsTheSquaredShift) {
       o.scaling = 0.7;
       o.marginal_tol = 1e-7;  // the identity holds at the fixed point
       const auto r = sinkhorn_divergence(inst.problem(o.blur), o);
-      const double cs = cost == Cost::HalfSqEuclidean ? 0.5 : 1.0;
+      const double cs = cost == Cost::sqeuclidean(0.5) ? 0.5 : 1.0;
       const double t2 = t[0] * t[0] + t[1] * t[1] + t[2] * t[2];
       EXPECT_NEAR(r.loss(), cs * t2, 1e-6) << "blur " << blur;
       // The gradient identity holds at the fixed point: check it on a converged solve.

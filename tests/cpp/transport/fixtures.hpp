@@ -18,7 +18,7 @@ struct Settings : SinkhornOptions {
 template <class T>
 OtProblem<T> make_problem(const std::vector<T>& x, std::int64_t n, const std::vector<T>& y,
                           std::int64_t m, std::int64_t d, double blur = 0.05,
-                          Cost cost = Cost::SqEuclidean) {
+                          Cost cost = Cost::sqeuclidean()) {
   OtProblem<T> p;
   p.geometry = PointCloud<T>({x.data(), n, d}, {y.data(), m, d}, cost);
   p.epsilon = blur * blur;
@@ -36,7 +36,7 @@ template <class T>
 struct Instance {
   std::int64_t n, m, d;
   std::vector<T> x, y, a, b;
-  Cost cost = Cost::SqEuclidean;
+  Cost cost = Cost::sqeuclidean();
   std::optional<double> reach_a, reach_b;
 
   Instance(std::int64_t n_, std::int64_t m_, std::int64_t d_, unsigned seed, bool uniform = false,

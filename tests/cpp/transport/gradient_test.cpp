@@ -48,7 +48,7 @@ TEST(Gradients, MatchFiniteDifferencesForBalancedUnbalancedAndHalfCost) {
   const std::optional<double> none;
   const std::pair<std::optional<double>, std::optional<double>> reaches[] = {
       {none, none}, {1.0, 1.0}, {1.0, none}, {none, 2.0}};
-  for (Cost cost : {Cost::SqEuclidean, Cost::HalfSqEuclidean})
+  for (Cost cost : {Cost::sqeuclidean(), Cost::sqeuclidean(0.5)})
     for (const auto& [ra, rb] : reaches) {
       Instance<double> inst(12, 10, 3, 19);
       inst.cost = cost;

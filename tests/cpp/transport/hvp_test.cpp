@@ -75,7 +75,7 @@ struct Dense {
     x = inst.x;
     y = inst.y;
     eps = blur * blur;
-    kappa = 2 * cost_scale(inst.cost);
+    kappa = inst.cost->kappa();
     ila = inst.reach_a ? 1 + eps / (*inst.reach_a * *inst.reach_a) : 1.0;
     ilb = inst.reach_b ? 1 + eps / (*inst.reach_b * *inst.reach_b) : 1.0;
     balanced = !inst.reach_a && !inst.reach_b;
@@ -155,9 +155,9 @@ void expect_close(const std::vector<T>& got, const Vec& want, double rel, const 
 }
 
 TEST(Hvp, MatchesTheDenseFloat64HessianForBothCostsAndEveryMarginalPolicy) {
-  for (Cost cost : {Cost::SqEuclidean, Cost::HalfSqEuclidean})
+  for (Cost cost : {Cost::sqeuclidean(), Cost::sqeuclidean(0.5)})
     for (const auto& [ra, rb] : kReaches) {
-      SCOPED_TRACE(std::string(cost == Cost::SqEuclidean ? "cs=1" : "cs=1/2") + " reach " +
+      SCOPED_TRACE(std::string(cost == Cost::sqeuclidean() ? "cs=1" : "cs=1/2") + " reach " +
                    (ra ? "a" : "-") + (rb ? "b" : "-"));
       Instance<double> inst(37, 29, 3, 5);
       inst.cost = cost;
@@ -201,7 +201,7 @@ std::pair<Vec, Vec> fd_of_gradient(Instance<double> inst, const Vec& A, const Ve
 }
 
 TEST(Hvp, MatchesFiniteDifferencesOfTheGradientForBothCosts) {
-  for (Cost cost : {Cost::SqEuclidean, Cost::HalfSqEuclidean})
+  for (Cost cost : {Cost::sqeuclidean(), Cost::sqeuclidean(0.5)})
     for (const auto& [ra, rb] : kReaches) {
       Instance<double> inst(23, 31, 2, 8);
       inst.cost = cost;
@@ -223,7 +223,7 @@ TEST(Hvp, MatchesFiniteDifferencesOfTheGradientForBothCosts) {
 }
 
 TEST(Hvp, OfTheDivergenceMatchesFiniteDifferencesOfItsGradient) {
-  for (Cost cost : {Cost::SqEuclidean, Cost::HalfSqEuclidean})
+  for (Cost cost : {Cost::sqeuclidean(), Cost::sqeuclidean(0.5)})
     for (bool unbalanced : {false, true}) {
       Instance<double> inst(21, 17, 3, 9);
       inst.cost = cost;
@@ -284,7 +284,7 @@ TEST(InverseHvp, SolvesTheNewtonSystemWhereTheHessianIsPositiveDefinite) {
 TEST(ImplicitGradient, MatchesFiniteDifferencesOfAFunctionOfThePotentials) {
   for (const auto& [ra, rb] : kReaches) {
     Instance<double> inst(19, 14, 2, 13);
-    inst.cost = Cost::HalfSqEuclidean;
+    inst.cost = Cost::sqeuclidean(0.5);
     inst.reach_a = ra;
     inst.reach_b = rb;
     const auto o = converged_options(0.6);
@@ -337,7 +337,7 @@ TEST(ImplicitGradient, MatchesFiniteDifferencesOfAFunctionOfThePotentials) {
 }
 
 TEST(CTransform, MatchesBruteForceForBothCostsAndBothTypes) {
-  for (Cost cost : {Cost::SqEuclidean, Cost::HalfSqEuclidean}) {
+  for (Cost cost : {Cost::sqeuclidean(), Cost::sqeuclidean(0.5)}) {
     Instance<double> inst(150, 411, 5, 21);
     Instance<float> inst32(150, 411, 5, 21);
     inst.cost = inst32.cost = cost;
@@ -345,7 +345,7 @@ TEST(CTransform, MatchesBruteForceForBothCostsAndBothTypes) {
     const std::vector<float> g32(g.begin(), g.end());
     const auto ct = c_transform<double>(inst.problem().geometry, g, inst.a, inst.b);
     const auto ct32 = c_transform<float>(inst32.problem().geometry, g32, inst32.a, inst32.b);
-    const double cs = cost_scale(cost);
+    const double cs = 0.5 * cost->kappa();
     double value = 0;
     Vec grad_g(inst.b.begin(), inst.b.end());
     for (std::int64_t i = 0; i < inst.n; ++i) {
@@ -455,7 +455,7 @@ TEST(LabelCost, RejectsBadTablesAndLabels) {
   Labels labels(inst.n, inst.m, 3, 2);
   auto build = [&](const Labels& l, double w = 1.0) {
     return PointCloud<double>({inst.x.data(), inst.n, inst.d}, {inst.y.data(), inst.m, inst.d},
-                              Cost::SqEuclidean, l.cost(w));
+                              Cost::sqeuclidean(), l.cost(w));
   };
   EXPECT_NO_THROW(build(labels));
   Labels asym = labels;

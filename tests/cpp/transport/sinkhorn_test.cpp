@@ -54,11 +54,11 @@ TEST_P(StreamingSolver, MatchesTheDenseTwinStepByStep) {
 INSTANTIATE_TEST_SUITE_P(
     Schedules, StreamingSolver,
     ::testing::Values(
-        Config{"SymmetricFixed", Update::Symmetric, true, 7, Cost::SqEuclidean, false},
-        Config{"SymmetricNoExtrapolation", Update::Symmetric, false, 7, Cost::SqEuclidean, true},
-        Config{"SymmetricScaling", Update::Symmetric, true, 0, Cost::HalfSqEuclidean, false},
-        Config{"AlternatingFixed", Update::Alternating, false, 9, Cost::SqEuclidean, true},
-        Config{"AlternatingHalf", Update::Alternating, false, 9, Cost::HalfSqEuclidean, false}),
+        Config{"SymmetricFixed", Update::Symmetric, true, 7, Cost::sqeuclidean(), false},
+        Config{"SymmetricNoExtrapolation", Update::Symmetric, false, 7, Cost::sqeuclidean(), true},
+        Config{"SymmetricScaling", Update::Symmetric, true, 0, Cost::sqeuclidean(0.5), false},
+        Config{"AlternatingFixed", Update::Alternating, false, 9, Cost::sqeuclidean(), true},
+        Config{"AlternatingHalf", Update::Alternating, false, 9, Cost::sqeuclidean(0.5), false}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(StreamingSolver, DivergenceAndUnbalancedMatchTheDenseTwin) {
