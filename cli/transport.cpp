@@ -21,8 +21,9 @@ namespace {
 
 // The problem's arguments; the solver's come from their description (transport/describe.hpp).
 struct TransportArgs {
-  std::string source, target, weights_a, weights_b, output;
+  std::string source, target, weights_a, weights_b, output, cost = "sqeuclidean";
   double blur = 0.05;
+  std::optional<double> p;
   std::optional<double> reach, mass;
   bool debias = false, half_cost = false, json = false, quiet = false, map = false,
        gradient = false;
@@ -45,16 +46,20 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym,
   agree_ranks(failed);
   const bool speaks = rank() == 0;
   note_conversions(converted, args.json || !speaks);
+  require(!args.half_cost || args.cost == "sqeuclidean", "--half-cost",
+          "applies to the sqeuclidean cost only, not " + args.cost);
+  const auto cost = transport::Cost::named(args.cost, args.p.value_or(0), args.half_cost ? 0.5 : 1);
   transport::OtProblem<T> problem;
-  problem.geometry = transport::PointCloud<T>(
-      {xm.array.template as<T>("SOURCE").data(), xm.rows, xm.cols},
-      {ym.array.template as<T>("TARGET").data(), ym.rows, ym.cols},
-      args.half_cost ? transport::Cost::sqeuclidean(0.5) : transport::Cost::sqeuclidean());
+  problem.geometry =
+      transport::PointCloud<T>({xm.array.template as<T>("SOURCE").data(), xm.rows, xm.cols},
+                               {ym.array.template as<T>("TARGET").data(), ym.rows, ym.cols}, cost);
   problem.a = a;
   problem.b = b;
   require(args.blur > 0 && std::isfinite(args.blur), "--blur",
           "must be a positive number, got " + std::to_string(args.blur));
-  problem.epsilon = args.blur * args.blur;
+  // epsilon = blur^p, p the cost's exponent (GeomLoss's convention).
+  const double exponent = cost->exponent();
+  problem.epsilon = exponent == 2 ? args.blur * args.blur : std::pow(args.blur, exponent);
   problem.marginals = transport::marginals_from_reach(args.reach, args.reach);
   if (args.mass) {
     require(!args.reach, "--mass",
@@ -103,6 +108,8 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym,
   if (args.json) {
     auto j = to_json(r);
     j["loss"] = loss;
+    j["cost"] = args.cost;
+    j["p"] = exponent;
     if (args.mass) {
       j["mass"] = *args.mass;
       j["multiplier"] = sol.multiplier();
@@ -139,8 +146,15 @@ void add_transport_command(CLI::App& app) {
                   "source weights a, .npy (n,); default uniform 1/n");
   cmd->add_option("--weights-b", args->weights_b,
                   "target weights b, .npy (m,); default uniform 1/m");
-  cmd->add_option("--blur", args->blur, "final blur; epsilon = blur^2 in cost units")
+  cmd->add_option("--blur", args->blur,
+                  "final blur; epsilon = blur^p in cost units (p = 2 but for --cost euclidean)")
       ->capture_default_str();
+  cmd->add_option("--cost", args->cost,
+                  "ground cost: sqeuclidean |x - y|^2, euclidean |x - y|^p, cosine "
+                  "1 - <x, y> / (|x| |y|)")
+      ->check(CLI::IsMember(transport::cost_names()))
+      ->capture_default_str();
+  cmd->add_option("--p", args->p, "the power of --cost euclidean, p >= 1 (default 1)");
   cmd->add_option("--reach", args->reach, "unbalanced OT: marginal penalty rho = reach^2");
   cmd->add_option("--mass", args->mass,
                   "partial OT: move exactly this mass, 0 < M <= min(|a|, |b|), with P1 <= a, "
@@ -194,7 +208,10 @@ void add_transport_command(CLI::App& app) {
                               {"epsilon", "--blur"},
                               {"reach_a", "--reach"},
                               {"reach_b", "--reach"},
-                              {"mass", "--mass"}});
+                              {"mass", "--mass"},
+                              {"cost", "--cost"},
+                              {"p", "--p"},
+                              {"scale", "--half-cost"}});
     }
   });
 }

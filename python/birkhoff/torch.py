@@ -32,7 +32,7 @@ except ImportError as e:  # pragma: no cover - exercised in a subprocess by the 
     ) from e
 
 from . import _birkhoff
-from .transport import solver_options
+from .transport import blur_to_epsilon, cost_spec, solver_options
 
 __all__ = ["SamplesLoss", "TorchSinkhornResult", "c_transform", "inverse_hvp", "sinkhorn"]
 
@@ -130,7 +130,7 @@ class _Settings:
         blur,
         reach_a,
         reach_b,
-        half_cost,
+        cost,
         debias,
         options,
         hvp_max_iter=300,
@@ -139,10 +139,10 @@ class _Settings:
     ):
         if not (isinstance(blur, (int, float)) and blur > 0):
             raise ValueError(f"blur: must be a positive number, got {blur!r}")
-        self.epsilon = float(blur) ** 2
+        self.cost = cost  # transport.cost_spec
+        self.epsilon = blur_to_epsilon(blur, cost)
         self.reach_a = None if reach_a is None else float(reach_a)
         self.reach_b = None if reach_b is None else float(reach_b)
-        self.half_cost = bool(half_cost)
         self.debias = bool(debias)
         self.options = solver_options(**options)
         self.num_threads = self.options.get("num_threads", 0)
@@ -161,7 +161,7 @@ class _Settings:
             y,
             a,
             b,
-            self.half_cost,
+            self.cost,
             self.reach_a,
             self.reach_b,
             self.epsilon,
@@ -416,10 +416,13 @@ class SamplesLoss(torch.nn.Module):
         super().__init__()
         if loss != "sinkhorn":
             raise ValueError(f"loss: only 'sinkhorn' is supported, got {loss!r}")
-        if p != 2:
-            raise ValueError(f"p: only p=2 is supported, got {p!r}")
+        if p not in (1, 2):
+            raise ValueError(f"p: GeomLoss's costs are p=1 (|x-y|) and p=2 (|x-y|^2/2), got {p!r}")
         if cost is not None or kernel is not None:
-            raise ValueError("cost, kernel: custom costs are not supported (p=2 is |x-y|^2/2)")
+            raise ValueError(
+                "cost, kernel: custom cost functions are not supported (p=1 is |x-y|, p=2 is "
+                "|x-y|^2/2; birkhoff.torch.sinkhorn takes cost='cosine')"
+            )
         if backend not in _BACKENDS:
             raise ValueError(f"backend: must be one of {_BACKENDS}, got {backend!r}")
         self.potentials = bool(potentials)
@@ -427,7 +430,7 @@ class SamplesLoss(torch.nn.Module):
             blur,
             reach,
             reach,
-            True,
+            cost_spec("euclidean", 1) if p == 1 else cost_spec(half_cost=True),
             debias,
             # GeomLoss's one sweep per epsilon: SamplesLoss's values are GeomLoss's.
             dict(
@@ -437,6 +440,8 @@ class SamplesLoss(torch.nn.Module):
                 tol=tol,
                 num_threads=num_threads,
                 schedule="geomloss",
+                # GeomLoss's tensorized and online backends are both our dense passes.
+                backend="multiscale" if backend == "multiscale" else "auto",
             ),
             hvp_max_iter=hvp_max_iter,
             hvp_rtol=hvp_rtol,
@@ -634,6 +639,8 @@ def sinkhorn(
     blur=0.05,
     scaling=0.5,
     debias=False,
+    cost="sqeuclidean",
+    p=None,
     half_cost=False,
     reach=None,
     reach_a=None,
@@ -657,19 +664,22 @@ def sinkhorn(
     """Entropic OT between weighted point clouds, as a differentiable torch object.
 
     Solves min_P <P, C> + epsilon KL(P | a x b) (or its unbalanced / debiased variants) with
-    C_ij = cs |x_i - y_j|^2 (cs = 1, or 1/2 with ``half_cost``) plus, with labels, the
+    the ground cost C_ij = c(x_i, y_j) named by ``cost`` plus, with labels, the
     label-augmented cost ``label_weight * label_cost[x_labels[i], y_labels[j]]``
-    (Alvarez-Melis & Fusi, NeurIPS 2020), epsilon = blur**2, in O((n + m) d) memory.
+    [alvarezmelis2020], epsilon = blur**p, in O((n + m) d) memory.
 
     Args:
         x: (n, d) CPU float32/float64 tensor.
         y: (m, d), same dtype.
         a: (n,) weights >= 0 or None (uniform); a list or array is converted to x's dtype.
         b: (m,) weights or None (uniform), converted likewise.
-        blur: final blur (length units); epsilon = blur**2.
+        blur: final blur (length units); epsilon = blur**p (p = 2 but for euclidean).
         scaling: ratio between successive blurs of the schedule, as birkhoff.sinkhorn.
         debias: solve the Sinkhorn divergence (its potentials are not differentiable).
-        half_cost: |x - y|^2 / 2 instead of |x - y|^2.
+        cost: "sqeuclidean" (default), "euclidean" (|x - y|^p) or "cosine", as
+            birkhoff.sinkhorn; second derivatives (Hessian-vector products) need sqeuclidean.
+        p: the power of the euclidean cost, p >= 1 (default 1).
+        half_cost: with sqeuclidean, |x - y|^2 / 2 instead of |x - y|^2.
         reach: unbalanced OT on both sides, rho = reach**2.
         reach_a: unbalanced OT on the x side only (overrides ``reach`` there).
         reach_b: unbalanced OT on the y side only.
@@ -714,7 +724,7 @@ def sinkhorn(
         blur,
         reach_a,
         reach_b,
-        half_cost,
+        cost_spec(cost, p, half_cost),
         debias,
         dict(
             scaling=scaling,
@@ -751,7 +761,9 @@ class _CTransform(torch.autograd.Function):
         return go * gx, go * gg, None
 
 
-def c_transform(x, y, g, a=None, b=None, *, half_cost=False, num_threads=0):
+def c_transform(
+    x, y, g, a=None, b=None, *, cost="sqeuclidean", p=None, half_cost=False, num_threads=0
+):
     """Hard c-transform c_i = min_j C_ij - g_j and the semi-dual value, streamed.
 
     Args:
@@ -760,13 +772,15 @@ def c_transform(x, y, g, a=None, b=None, *, half_cost=False, num_threads=0):
         g: (m,) potential on y.
         a: (n,) weights (None = uniform).
         b: (m,) weights (None = uniform).
-        half_cost: C = |x - y|^2 / 2 instead of |x - y|^2.
+        cost: the ground cost, as birkhoff.sinkhorn ("sqeuclidean", "euclidean", "cosine").
+        p: the power of the euclidean cost (default 1).
+        half_cost: with sqeuclidean, C = |x - y|^2 / 2 instead of |x - y|^2.
         num_threads: OpenMP threads, 0 = OpenMP's default.
 
     Returns:
         (c, argmin, value): c (n,) tensor, argmin (n,) int64 tensor (smallest j on ties),
         value = <a, c> + <b, g> as a 0-d tensor differentiable with respect to x and g
-        (Danskin: a_i kappa (x_i - y_{argmin_i}) and b_j - sum of a over the cells of j).
+        (Danskin: a_i dC/dx (x_i, y_{argmin_i}) and b_j - sum of a over the cells of j).
 
     Source: Santambrogio (2015) §1.6; FlashSinkhorn §8.
     """
@@ -774,7 +788,8 @@ def c_transform(x, y, g, a=None, b=None, *, half_cost=False, num_threads=0):
     gd = _points(g, "g").to(xd.dtype).contiguous()
     ad = _weights(a, "a", xd, xd.shape[0])
     bd = _weights(b, "b", xd, yd.shape[0])
-    out = _birkhoff.c_transform(xd, yd, gd.reshape(-1), ad, bd, bool(half_cost), int(num_threads))
+    spec = cost_spec(cost, p, half_cost)
+    out = _birkhoff.c_transform(xd, yd, gd.reshape(-1), ad, bd, spec, int(num_threads))
     value = _CTransform.apply(x, g, out)
     return _to_torch(out[0]), _to_torch(out[1]), value
 

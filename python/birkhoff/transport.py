@@ -178,6 +178,8 @@ def sinkhorn(
     blur=0.05,
     scaling=0.5,
     debias=False,
+    cost="sqeuclidean",
+    p=None,
     half_cost=False,
     reach=None,
     reach_a=None,
@@ -204,9 +206,10 @@ def sinkhorn(
     """Entropic OT between two weighted point clouds, in O((n + m) d) memory.
 
     Solves min_P <P, C> + epsilon KL(P | a x b) over plans with marginals a and b (or KL
-    penalties rho KL(P1 | a), rho = reach^2, when unbalanced), with C_ij = cs |x_i - y_j|^2,
-    cs = 1 (or 1/2 with ``half_cost``, GeomLoss's p = 2) and epsilon = blur^2. Lists are
-    converted as birkhoff._arrays says: points to the other cloud's dtype, weights to theirs.
+    penalties rho KL(P1 | a), rho = reach^2, when unbalanced), with the ground cost
+    C_ij = c(x_i, y_j) named by ``cost`` and epsilon = blur^p (p = 2 but for the euclidean
+    cost, GeomLoss's convention). Lists are converted as birkhoff._arrays says: points to the
+    other cloud's dtype, weights to theirs.
 
     Args:
         x: (n, d) source points, float32 or float64, C-contiguous (numpy or DLPack; not copied).
@@ -215,11 +218,17 @@ def sinkhorn(
         a: (n,) non-negative source weights (zero allowed); default uniform 1/n. Converted to
             x's dtype. Balanced problems need sum(a) == sum(b) (relative 1e-5).
         b: (m,) target weights; default uniform 1/m.
-        blur: final blur (length units); epsilon = blur**2 (cost units).
+        blur: final blur (length units); epsilon = blur**p (cost units): blur**2 for the
+            sqeuclidean and cosine costs, blur**p for euclidean.
         scaling: ratio between successive blurs of the epsilon-scaling schedule, in (0, 1);
             closer to 1 is slower and more accurate.
         debias: return the debiased Sinkhorn divergence instead of OT (GeomLoss's default).
-        half_cost: use |x - y|^2 / 2 instead of |x - y|^2.
+        cost: the ground cost: "sqeuclidean" |x - y|^2 (default), "euclidean" |x - y|^p
+            (p = 1: the distance, GeomLoss's p = 1 cost), or "cosine" 1 - <x, y> / (|x| |y|)
+            (no zero rows). The multiscale backend and the second-order products (birkhoff.torch)
+            take sqeuclidean only.
+        p: the power of the euclidean cost, p >= 1 (default 1); other costs take none.
+        half_cost: with sqeuclidean, |x - y|^2 / 2 (GeomLoss's p = 2) instead of |x - y|^2.
         reach: unbalanced OT on both sides; rho = reach**2 (default None: balanced).
         reach_a: the reach of the source side alone (default: ``reach``).
         reach_b: the reach of the target side alone (default: ``reach``).
@@ -264,7 +273,9 @@ def sinkhorn(
             not an mpi4py communicator.
         ValueError: the ranks of ``comm`` given different arguments (on every rank); empty
             clouds, dimension mismatch, weights of the wrong length, NaN/inf,
-            negative weights, zero total mass, unequal masses when balanced, blur <= 0,
+            negative weights, zero total mass, unequal masses when balanced, blur <= 0, an
+            unknown cost, p given to a cost other than euclidean or below 1, a zero row with
+            the cosine cost,
             scaling outside (0, 1), an epsilon too small for the dtype (below about
             4e-6 D^2 in float32, 7e-15 D^2 in float64, D the data's diameter).
         KeyboardInterrupt: Ctrl-C during the solve.
@@ -295,15 +306,16 @@ def sinkhorn(
         block_size=block_size,
     )
     epsilons = options["epsilons"]
-    # The core's epsilon is blur**2 (or the last value of an explicit schedule).
-    epsilon = epsilons[-1] if epsilons else as_length(blur, "blur") ** 2
+    spec = cost_spec(cost, p, half_cost)
+    # The core's epsilon is blur**p (or the last value of an explicit schedule).
+    epsilon = epsilons[-1] if epsilons else blur_to_epsilon(blur, spec)
     with argument_names({} if epsilons else {"epsilon": "blur"}):
         native = _birkhoff.sinkhorn(
             x,
             y,
             a,
             b,
-            bool(half_cost),
+            spec,
             as_float(reach_a, "reach_a", True),
             as_float(reach_b, "reach_b", True),
             epsilon,
@@ -419,6 +431,27 @@ def solver_options(**options) -> dict:
     return {name: _OPTION_TYPES[name](value) for name, value in options.items()}
 
 
+def cost_spec(cost="sqeuclidean", p=None, half_cost=False) -> tuple:
+    """The ground cost as the native solvers take it, (name, p, scale), checked by the core.
+
+    Raises:
+        ValueError: an unknown name, p for a cost that takes none or below 1, half_cost
+            with a cost other than sqeuclidean.
+    """
+    if not isinstance(cost, str):
+        raise TypeError(f"cost: expected a name such as 'sqeuclidean', got {type(cost).__name__}")
+    spec = (cost, 0.0 if p is None else as_float(p, "p"), 0.5 if half_cost else 1.0)
+    if half_cost and cost != "sqeuclidean":
+        raise ValueError(f"half_cost: applies to the sqeuclidean cost only, not {cost!r}")
+    _birkhoff.cost_exponent(spec)
+    return spec
+
+
+def blur_to_epsilon(blur, spec) -> float:
+    """The epsilon of a blur: blur**p for the cost's exponent p (GeomLoss's convention)."""
+    return as_length(blur, "blur") ** _birkhoff.cost_exponent(spec)
+
+
 def _comm_handle(comm):
     """The Fortran handle of an mpi4py communicator (-1 for None), which the C++ side converts."""
     if comm is None:
@@ -463,14 +496,14 @@ def sinkhorn_divergence(x, y, a=None, b=None, **kwargs) -> SinkhornResult:
 class SamplesLoss:
     """GeomLoss-compatible loss: ``SamplesLoss("sinkhorn", p=2, blur=.05)(x, y)``.
 
-    As in GeomLoss, p = 2 means the cost |x - y|^2 / 2, epsilon = blur^p, ``debias=True`` by
-    default, and ``reach`` makes it unbalanced. Call it as ``loss(x, y)`` or
-    ``loss(a, x, b, y)`` with numpy arrays, DLPack tensors or lists (converted as
-    :func:`sinkhorn` does): it returns a float, or (f, g) with ``potentials=True`` (debiased
-    potentials f_ab - f_aa, g_ab - g_bb when debias).
+    As in GeomLoss, p = 2 means the cost |x - y|^2 / 2 and p = 1 the distance |x - y|,
+    epsilon = blur^p, ``debias=True`` by default, and ``reach`` makes it unbalanced. Call it
+    as ``loss(x, y)`` or ``loss(a, x, b, y)`` with numpy arrays, DLPack tensors or lists
+    (converted as :func:`sinkhorn` does): it returns a float, or (f, g) with
+    ``potentials=True`` (debiased potentials f_ab - f_aa, g_ab - g_bb when debias).
 
     Raises:
-        ValueError: a loss other than "sinkhorn", or p other than 2.
+        ValueError: a loss other than "sinkhorn", or p other than 1 or 2.
     """
 
     def __init__(
@@ -488,8 +521,9 @@ class SamplesLoss:
     ):
         if loss != "sinkhorn":
             raise ValueError(f"loss: only 'sinkhorn' is supported, got {loss!r}")
-        if p != 2:
-            raise ValueError(f"p: only p=2 is supported, got {p!r}")
+        if p not in (1, 2):
+            raise ValueError(f"p: GeomLoss's costs are p=1 (|x-y|) and p=2 (|x-y|^2/2), got {p!r}")
+        self.cost = {"cost": "euclidean", "p": 1} if p == 1 else {"half_cost": True}
         self.blur, self.reach, self.diameter, self.scaling = blur, reach, diameter, scaling
         self.debias, self.potentials, self.num_threads = debias, potentials, num_threads
         self.kwargs = kwargs
@@ -510,11 +544,11 @@ class SamplesLoss:
             blur=self.blur,
             scaling=self.scaling,
             debias=self.debias,
-            half_cost=True,
             reach=self.reach,
             diameter=self.diameter,
             num_threads=self.num_threads,
             warn=False,
+            **self.cost,
             **{"schedule": "geomloss", **self.kwargs},
         )
         if self.potentials:

@@ -4,6 +4,8 @@
 
 #include <optional>
 #include <span>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "arrays.hpp"
@@ -90,6 +92,13 @@ transport::OtProblem<T> problem_from(const std::optional<In<T>>& a, const std::o
 
 /// The solver options from the described keyword names, with a progress callback that honours
 /// Ctrl-C and forwards to `progress` (None: none).
+/// A ground cost as Python passes it: (name, p, scale), p = 0 for the cost's default.
+using CostSpec = std::tuple<std::string, double, double>;
+
+inline transport::Cost cost_from(const CostSpec& c) {
+  return transport::Cost::named(std::get<0>(c), std::get<1>(c), std::get<2>(c));
+}
+
 inline transport::SinkhornOptions solver_options(const nb::dict& options, nb::object progress) {
   auto o = options_from_kwargs<transport::SinkhornOptions>(options);
   o.progress = progress_with_signals(std::move(progress));

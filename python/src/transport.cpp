@@ -1,6 +1,7 @@
 // Bindings of birkhoff::transport: thin wrappers, GIL released while solving.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include "arrays.hpp"
@@ -25,17 +26,15 @@ nb::dict report_dict(const transport::SinkhornReport& r) {
 }
 
 template <class T>
-Solved<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b, bool half_cost,
-                std::optional<double> reach_a, std::optional<double> reach_b, double epsilon,
-                bool debias, nb::object progress, const nb::dict& options,
+Solved<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b,
+                const CostSpec& cost, std::optional<double> reach_a, std::optional<double> reach_b,
+                double epsilon, bool debias, nb::object progress, const nb::dict& options,
                 std::optional<double> mass, std::int64_t comm) {
   const auto xv = matrix(x, "x"), yv = matrix(y, "y");
   auto problem = problem_from(a, b, epsilon, reach_a, reach_b, mass);
   const auto o = solver_options(options, std::move(progress));
-  const auto geometry = [&] {
-    return transport::PointCloud<T>(xv, yv,
-                                    half_cost ? Cost::sqeuclidean(0.5) : Cost::sqeuclidean());
-  };
+  const Cost c = cost_from(cost);
+  const auto geometry = [&] { return transport::PointCloud<T>(xv, yv, c); };
 #if BIRKHOFF_HAVE_MPI
   if (comm >= 0) {
     int ready = 0;
@@ -111,8 +110,8 @@ void bind(nb::module_& m, const char* name) {
       });
 
   m.def("sinkhorn", &solve<T>, nb::arg("x"), nb::arg("y"), nb::arg("a").none(), nb::arg("b").none(),
-        nb::arg("half_cost"), nb::arg("reach_a").none(), nb::arg("reach_b").none(),
-        nb::arg("epsilon"), nb::arg("debias"), nb::arg("progress").none(), nb::arg("options"),
+        nb::arg("cost"), nb::arg("reach_a").none(), nb::arg("reach_b").none(), nb::arg("epsilon"),
+        nb::arg("debias"), nb::arg("progress").none(), nb::arg("options"),
         nb::arg("mass").none() = nb::none(), nb::arg("comm") = -1);
 }
 
@@ -121,6 +120,11 @@ void bind(nb::module_& m, const char* name) {
 void register_transport(nb::module_& m) {
   bind<float>(m, "Solution32");
   bind<double>(m, "Solution64");
+  // The exponent p of a cost (epsilon = blur^p), checking the cost's name and parameters.
+  m.def(
+      "cost_exponent", [](const CostSpec& cost) { return cost_from(cost)->exponent(); },
+      nb::arg("cost"));
+  m.def("cost_names", &transport::cost_names);
 }
 
 }  // namespace birkhoff::python

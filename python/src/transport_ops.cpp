@@ -24,15 +24,16 @@ template <class T>
 struct OtSolve : Solved<T> {};
 
 template <class T>
-OtSolve<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b, bool half_cost,
-                 std::optional<double> reach_a, std::optional<double> reach_b, double epsilon,
-                 bool debias, std::optional<In<std::int64_t>> x_labels,
-                 std::optional<In<std::int64_t>> y_labels, std::optional<In<double>> label_cost,
-                 double label_weight, const nb::dict& options) {
+OtSolve<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b,
+                 const CostSpec& cost_spec, std::optional<double> reach_a,
+                 std::optional<double> reach_b, double epsilon, bool debias,
+                 std::optional<In<std::int64_t>> x_labels, std::optional<In<std::int64_t>> y_labels,
+                 std::optional<In<double>> label_cost, double label_weight,
+                 const nb::dict& options) {
   const auto xv = matrix(x, "x"), yv = matrix(y, "y");
   auto problem = problem_from(a, b, epsilon, reach_a, reach_b);
   const auto o = solver_options(options, nb::none());
-  const Cost cost = half_cost ? Cost::sqeuclidean(0.5) : Cost::sqeuclidean();
+  const Cost cost = cost_from(cost_spec);
   std::optional<transport::LabelCost> labels;
   if (label_cost) {
     require(x_labels && y_labels, "x_labels", "label_cost needs x_labels and y_labels");
@@ -136,21 +137,19 @@ void bind(nb::module_& m, const char* name) {
       });
 
   m.def("ot_solve", &solve<T>, nb::arg("x"), nb::arg("y"), nb::arg("a").none(), nb::arg("b").none(),
-        nb::arg("half_cost"), nb::arg("reach_a").none(), nb::arg("reach_b").none(),
-        nb::arg("epsilon"), nb::arg("debias"), nb::arg("x_labels").none(),
-        nb::arg("y_labels").none(), nb::arg("label_cost").none(), nb::arg("label_weight"),
-        nb::arg("options"));
+        nb::arg("cost"), nb::arg("reach_a").none(), nb::arg("reach_b").none(), nb::arg("epsilon"),
+        nb::arg("debias"), nb::arg("x_labels").none(), nb::arg("y_labels").none(),
+        nb::arg("label_cost").none(), nb::arg("label_weight"), nb::arg("options"));
 
   m.def(
       "c_transform",
-      [](In<T> x, In<T> y, In<T> g, std::optional<In<T>> a, std::optional<In<T>> b, bool half_cost,
-         int num_threads) {
+      [](In<T> x, In<T> y, In<T> g, std::optional<In<T>> a, std::optional<In<T>> b,
+         const CostSpec& cost, int num_threads) {
         const auto xv = matrix(x, "x"), yv = matrix(y, "y");
         const auto gv = vector_view(std::optional<In<T>>(g), "g");
         const auto av = vector_view(a, "a"), bv = vector_view(b, "b");
         transport::CTransform<T> c = call_without_gil([&] {
-          const transport::PointCloud<T> geometry(
-              xv, yv, half_cost ? Cost::sqeuclidean(0.5) : Cost::sqeuclidean());
+          const transport::PointCloud<T> geometry(xv, yv, cost_from(cost));
           return transport::c_transform(geometry, gv, av, bv, num_threads);
         });
         const auto n = static_cast<std::size_t>(xv.rows), mm = static_cast<std::size_t>(yv.rows);
@@ -160,7 +159,7 @@ void bind(nb::module_& m, const char* name) {
             to_numpy(std::move(c.grad_x), {n, d}), to_numpy(std::move(c.grad_g), {mm}));
       },
       nb::arg("x"), nb::arg("y"), nb::arg("g"), nb::arg("a").none(), nb::arg("b").none(),
-      nb::arg("half_cost"), nb::arg("num_threads"));
+      nb::arg("cost"), nb::arg("num_threads"));
 }
 
 }  // namespace

@@ -83,6 +83,8 @@ constexpr std::int64_t kPanels = 8;
 constexpr std::int64_t kTile = 128;
 // 2 x kNR accumulators: 24 of AVX-512's 32 registers, 12 of AVX2's 16.
 constexpr std::int64_t kNR = HWY_MAX_BYTES >= 64 ? 12 : 6;
+// A squared distance within this many ulps of |x|^2 + |y|^2 is rounding: the pair coincides.
+constexpr double kCoincident = 8;
 
 // Logits of NR columns starting at column j for the P rows of one packed panel:
 // out[c * P + r] = scale * <x_r, y_{j+c}> + bias_{j+c} (+ the label bias of row r and column
@@ -148,12 +150,14 @@ HWY_INLINE void TileLogits(D d, const hn::TFromD<D>* panel, const hn::TFromD<D>*
 }
 
 // The distance-power form of one tile (LseArgs::power): `tile` holds yn_c - 2 <x_r, y_c> from
-// TileLogits; adds the panel's row norms and clamps to give s = |x_r - y_c|^2, then writes the
-// logits scale * s^(power / 2) + bias_c (+ the label bias) in place and, with `mod`, the value
-// factors max(s, tiny)^value_exponent (0 for a coincident pair when the exponent is negative).
+// TileLogits; adds the panel's row norms to give s = |x_r - y_c|^2, then writes the logits
+// scale * s^(power / 2) + bias_c (+ the label bias) in place and, with `mod`, the value factors
+// s^value_exponent. An s within the rounding of xn + yn (kCoincident ulps) is a coincident pair:
+// s = 0, and a factor of 0 when the exponent is negative (the subgradient of least norm).
 template <bool kLabels, class D>
 HWY_INLINE void PowerTile(D d, hn::TFromD<D>* HWY_RESTRICT tile, std::int64_t cols,
                           const hn::TFromD<D>* HWY_RESTRICT panel_norm2,
+                          const hn::TFromD<D>* HWY_RESTRICT col_norm2,
                           const hn::TFromD<D>* HWY_RESTRICT bias, hn::TFromD<D> scale,
                           hn::TFromD<D> power, const hn::TFromD<D>* panel_labels,
                           const std::int32_t* col_labels, hn::TFromD<D> value_exponent,
@@ -162,13 +166,17 @@ HWY_INLINE void PowerTile(D d, hn::TFromD<D>* HWY_RESTRICT tile, std::int64_t co
   using V = hn::Vec<D>;
   const std::int64_t N = static_cast<std::int64_t>(hn::Lanes(d));
   const std::int64_t P = 2 * N;
-  const V zero = hn::Zero(d), s_scale = hn::Set(d, scale);
+  const V s_scale = hn::Set(d, scale);
   const V half_p = hn::Set(d, power / 2), q = hn::Set(d, value_exponent);
   const V tiny = hn::Set(d, std::numeric_limits<T>::min());
+  const V ulps = hn::Set(d, kCoincident * std::numeric_limits<T>::epsilon());
   for (std::int64_t c = 0; c < cols; ++c)
     for (std::int64_t h = 0; h < 2; ++h) {
       T* z = tile + c * P + h * N;
-      const V s = hn::Max(hn::Add(hn::Load(d, z), hn::Load(d, panel_norm2 + h * N)), zero);
+      const V xn = hn::Load(d, panel_norm2 + h * N);
+      const V raw = hn::Add(hn::Load(d, z), xn);
+      const auto apart = hn::Gt(raw, hn::Mul(ulps, hn::Add(xn, hn::Set(d, col_norm2[c]))));
+      const V s = hn::IfThenElseZero(apart, raw);
       V phi;
       if (power == T(1)) {
         phi = hn::Sqrt(s);
@@ -184,7 +192,7 @@ HWY_INLINE void PowerTile(D d, hn::TFromD<D>* HWY_RESTRICT tile, std::int64_t co
             b, hn::Load(d, panel_labels + static_cast<std::int64_t>(col_labels[c]) * P + h * N));
       if (mod) {
         V f = hn::Exp(d, hn::Mul(q, hn::Log(d, hn::Max(s, tiny))));
-        if (value_exponent < 0) f = hn::IfThenElseZero(hn::Ge(s, tiny), f);
+        if (value_exponent < 0) f = hn::IfThenElseZero(apart, f);
         hn::Store(f, d, mod + c * P + h * N);
       }
       hn::Store(hn::MulAdd(phi, s_scale, b), d, z);
@@ -351,9 +359,10 @@ void RowLseImpl(const LseArgs<T>& a) {
               if (power) {
                 TileLogits<false>(d, panel, a.y + t0 * a.y_stride, a.y_stride, dim, a.y_norm2 + t0,
                                   T(-2), nullptr, nullptr, cols, logits.get());
-                PowerTile<kLabels>(d, logits.get(), cols, panel_norm2.get() + p * P, a.bias + t0,
-                                   a.scale, a.power, lab, kLabels ? a.col_labels + t0 : nullptr,
-                                   a.value_exponent, power_mod ? mod.get() : nullptr);
+                PowerTile<kLabels>(d, logits.get(), cols, panel_norm2.get() + p * P, a.y_norm2 + t0,
+                                   a.bias + t0, a.scale, a.power, lab,
+                                   kLabels ? a.col_labels + t0 : nullptr, a.value_exponent,
+                                   power_mod ? mod.get() : nullptr);
               } else {
                 TileLogits<kLabels>(d, panel, a.y + t0 * a.y_stride, a.y_stride, dim, a.bias + t0,
                                     a.scale, lab, kLabels ? a.col_labels + t0 : nullptr, cols,
@@ -455,8 +464,8 @@ void RowMin(const MinArgs<T>& a) {
             if (power) {
               TileLogits<false>(d, packed.get() + p * dim * P, a.y + t0 * a.y_stride, a.y_stride,
                                 dim, a.y_norm2 + t0, T(-2), nullptr, nullptr, cols, logits.get());
-              PowerTile<false>(d, logits.get(), cols, panel_norm2.get() + p * P, a.bias + t0,
-                               a.scale, a.power, nullptr, nullptr, T(0), nullptr);
+              PowerTile<false>(d, logits.get(), cols, panel_norm2.get() + p * P, a.y_norm2 + t0,
+                               a.bias + t0, a.scale, a.power, nullptr, nullptr, T(0), nullptr);
             } else {
               TileLogits<false>(d, packed.get() + p * dim * P, a.y + t0 * a.y_stride, a.y_stride,
                                 dim, a.bias + t0, a.scale, nullptr, nullptr, cols, logits.get());

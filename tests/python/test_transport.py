@@ -84,7 +84,7 @@ def test_samples_loss_matches_the_half_cost_divergence_and_returns_potentials(rn
     np.testing.assert_allclose(f, r.f - r.f_aa)
     assert g.shape == (80,)
     with pytest.raises(ValueError, match="p"):
-        birkhoff.SamplesLoss(p=1)
+        birkhoff.SamplesLoss(p=3)
 
 
 def test_gradient_matches_finite_differences(rng):

@@ -5,15 +5,20 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 namespace birkhoff::kernels {
 namespace {
 
-// The squared distance of the distance-power form, as the kernel forms it.
+// The squared distance of the distance-power form, as the kernel forms it: 0 within 8 ulps
+// (of T) of x_norm2 + y_norm2, where it is rounding (a coincident pair).
 template <class A>
 double sqdist(const A& a, std::int64_t i, std::int64_t j, double dot) {
-  return std::max(0.0, static_cast<double>(a.x_norm2[i]) + a.y_norm2[j] - 2.0 * dot);
+  using T = std::remove_cvref_t<decltype(*a.x)>;
+  const double norms = static_cast<double>(a.x_norm2[i]) + a.y_norm2[j];
+  const double s = norms - 2.0 * dot;
+  return s > 8 * std::numeric_limits<T>::epsilon() * norms ? s : 0.0;
 }
 
 // scale * <x_i, y_j>, or scale * s_ij^(power / 2) for the distance-power form.
@@ -42,9 +47,9 @@ double modulation(const LseArgs<T>& a, std::int64_t i, std::int64_t j) {
     for (std::int64_t k = 0; k < a.d; ++k)
       dot += static_cast<double>(a.x[i * a.x_stride + k]) * a.y[j * a.y_stride + k];
     const double s = sqdist(a, i, j, dot);
-    const double tiny = std::numeric_limits<T>::min();
-    if (a.value_exponent < 0 && s < tiny) return 0.0;
-    return std::pow(std::max(s, tiny), static_cast<double>(a.value_exponent));
+    if (a.value_exponent < 0 && s == 0) return 0.0;
+    return std::pow(std::max(s, static_cast<double>(std::numeric_limits<T>::min())),
+                    static_cast<double>(a.value_exponent));
   }
   if (a.dm == 0 || !a.mod_x) return 1.0;
   double dot = 0;

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 namespace birkhoff::kernels {
@@ -18,6 +21,9 @@ struct Case {
   std::int64_t labels = 0, dm = 0;
   std::vector<std::int32_t> row_labels, col_labels;
   std::vector<T> label_bias, mod_x, mod_y;
+  // Optional distance-power form (power > 0): the rows' squared norms and the value exponent.
+  T power = 0, value_exponent = 0;
+  std::vector<T> x_norm2, y_norm2;
 };
 
 template <class T>
@@ -98,6 +104,12 @@ Out<T> run(const Case<T>& c, bool reference, int threads = 0, const Ranges* rang
     a.mod_y = c.mod_y.data();
     a.mod_y_stride = c.dm;
     a.dm = c.dm;
+  }
+  if (c.power > 0) {
+    a.power = c.power;
+    a.x_norm2 = c.x_norm2.data();
+    a.y_norm2 = c.y_norm2.data();
+    a.value_exponent = c.value_exponent;
   }
   if (ranges != nullptr) {
     a.row_block = ranges->row_block;
@@ -303,6 +315,11 @@ MinOut<T> run_min(const Case<T>& c, bool reference) {
   a.scale = c.scale;
   a.row_min = o.min.data();
   a.row_argmin = o.arg.data();
+  if (c.power > 0) {
+    a.power = c.power;
+    a.x_norm2 = c.x_norm2.data();
+    a.y_norm2 = c.y_norm2.data();
+  }
   if (reference) {
     row_min_reference(a);
   } else {
@@ -360,6 +377,324 @@ TEST(RowMinKernel, TiesGoToTheSmallestColumnAndExcludedColumnsAreSkipped) {
     EXPECT_TRUE(std::isinf(o.min[i]));
   }
 }
+
+// The distance-power form on a case: power p, value exponent q, the rows' squared norms, and a
+// scale that keeps scale * |x - y|^p of order one. Every y_j is redrawn until it lies at least
+// `min_sep` from every x_i: |x|^2 + |y|^2 - 2 <x, y> loses all relative accuracy for a nearly
+// coincident pair in float32, where the kernel (float dot products) and its twin (double dot
+// products) may then legitimately disagree by more than any tolerance.
+template <class T>
+void make_power(Case<T>& c, double p, double q, double scale_sign, double min_sep, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal;
+  for (std::int64_t j = 0; j < c.m; ++j) {
+    for (int tries = 0; tries < 1000; ++tries) {
+      double closest = INFINITY;
+      for (std::int64_t i = 0; i < c.n; ++i) {
+        double s = 0;
+        for (std::int64_t k = 0; k < c.d; ++k) {
+          const double diff = static_cast<double>(c.x[i * c.d + k]) - c.y[j * c.d + k];
+          s += diff * diff;
+        }
+        closest = std::min(closest, s);
+      }
+      if (closest >= min_sep * min_sep) break;
+      for (std::int64_t k = 0; k < c.d; ++k) c.y[j * c.d + k] = static_cast<T>(normal(rng));
+    }
+  }
+  c.power = static_cast<T>(p);
+  c.value_exponent = static_cast<T>(q);
+  c.scale = static_cast<T>(scale_sign * 4.0 / std::pow(2.0 * static_cast<double>(c.d), 0.5 * p));
+  auto norms = [&](const std::vector<T>& pts, std::int64_t rows) {
+    std::vector<T> out;
+    for (std::int64_t i = 0; i < rows; ++i) {
+      double s = 0;
+      for (std::int64_t k = 0; k < c.d; ++k)
+        s += static_cast<double>(pts[i * c.d + k]) * pts[i * c.d + k];
+      out.push_back(static_cast<T>(s));
+    }
+    return out;
+  };
+  c.x_norm2 = norms(c.x, c.n);
+  c.y_norm2 = norms(c.y, c.m);
+}
+
+// |x_i - y_j|^2 formed directly (no norms), in double.
+template <class T>
+double direct_sqdist(const Case<T>& c, std::int64_t i, std::int64_t j) {
+  double s = 0;
+  for (std::int64_t k = 0; k < c.d; ++k) {
+    const double diff = static_cast<double>(c.x[i * c.d + k]) - c.y[j * c.d + k];
+    s += diff * diff;
+  }
+  return s;
+}
+
+std::string power_trace(double p, double q, std::int64_t labels) {
+  return "power " + std::to_string(p) + " value_exponent " + std::to_string(q) + " labels " +
+         std::to_string(labels);
+}
+
+class LsePowerKernel : public ::testing::TestWithParam<std::int64_t> {
+ protected:
+  void TearDown() override { restrict_target(0); }
+};
+
+TEST_P(LsePowerKernel, MatchesReferenceForEveryTargetPowerValueExponentAndLabels) {
+  const std::int64_t d = GetParam();
+  for (double p : {1.0, 1.5, 2.0, 3.0})
+    for (double q : {0.0, -0.5, 0.75})
+      for (std::int64_t labels : {0, 3}) {
+        SCOPED_TRACE(power_trace(p, q, labels));
+        const auto seed = static_cast<unsigned>(d * 100 + static_cast<std::int64_t>(p * 10));
+        auto cf = make_case<float>(37, 133, d, 3, seed);
+        auto cd = make_case<double>(37, 133, d, 3, seed + 1);
+        decorate(cf, labels, 0, seed + 2);
+        decorate(cd, labels, 0, seed + 3);
+        make_power(cf, p, q, -1.0, 0.1, seed + 4);
+        make_power(cd, p, q, -1.0, 0.05, seed + 5);
+        const auto want_f = run(cf, true);
+        const auto want_d = run(cd, true);
+        for (auto target : available_targets()) {
+          SCOPED_TRACE(target_name(target));
+          restrict_target(target);
+          expect_close(cf, run(cf, false), want_f, 4e-5 * std::sqrt(static_cast<double>(d)));
+          expect_close(cd, run(cd, false), want_d, 1e-11);
+        }
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dims, LsePowerKernel, ::testing::Values(1, 3, 8, 9, 17, 64));
+
+TEST(LsePowerKernel, EqualsTheDirectFormulaInFloat64) {
+  // Against log2 sum_j 2^(scale |x_i - y_j|^p + bias_j + label) and the value weights
+  // |x_i - y_j|^(2 q) formed from the differences, not from the norms.
+  for (double p : {1.0, 1.5, 3.0})
+    for (double q : {0.0, -0.5, 0.75})
+      for (std::int64_t labels : {0, 2}) {
+        SCOPED_TRACE(power_trace(p, q, labels));
+        auto c = make_case<double>(19, 71, 4, 2, 41);
+        decorate(c, labels, 0, 42);
+        make_power(c, p, q, -1.0, 0.1, 43);
+        const auto got = run(c, false);
+        for (std::int64_t i = 0; i < c.n; ++i) {
+          std::vector<double> z(static_cast<std::size_t>(c.m));
+          double mx = -INFINITY;
+          for (std::int64_t j = 0; j < c.m; ++j) {
+            z[j] = c.scale * std::pow(direct_sqdist(c, i, j), 0.5 * p) + c.bias[j];
+            if (labels) z[j] += c.label_bias[c.row_labels[i] * labels + c.col_labels[j]];
+            mx = std::max(mx, z[j]);
+          }
+          double sum = 0;
+          std::vector<double> acc(static_cast<std::size_t>(c.dv), 0.0);
+          for (std::int64_t j = 0; j < c.m; ++j) {
+            const double w = std::exp2(z[j] - mx);
+            sum += w;
+            const double mod = q == 0 ? 1.0 : std::pow(direct_sqdist(c, i, j), q);
+            for (std::int64_t k = 0; k < c.dv; ++k) acc[k] += w * mod * c.values[j * c.dv + k];
+          }
+          const double lse = mx + std::log2(sum);
+          ASSERT_NEAR(got.max[i] + std::log2(got.sum[i]), lse, 1e-12 * (1 + std::abs(lse)))
+              << "row " << i;
+          for (std::int64_t k = 0; k < c.dv; ++k)
+            ASSERT_NEAR(got.values[i * c.dv + k] / got.sum[i], acc[k] / sum,
+                        1e-11 * (1 + std::abs(acc[k] / sum)))
+                << "row " << i << " value " << k;
+        }
+      }
+}
+
+TEST(LsePowerKernel, CoincidentPairsKeepTheirPlanWeightAndGetNoValueWeightWithANegativeExponent) {
+  // Integer coordinates: the squared distances are exact, so a coincident pair has s = 0.
+  for (double p : {1.0, 1.5, 3.0})
+    for (double q : {-0.5, 0.75}) {
+      SCOPED_TRACE(power_trace(p, q, 0));
+      auto c = make_case<float>(6, 40, 3, 2, 51);
+      for (auto& v : c.x) v = std::round(v * 2);
+      for (auto& v : c.y) v = std::round(v * 2);
+      for (std::int64_t k = 0; k < c.d; ++k) {
+        c.y[0 * c.d + k] = c.x[0 * c.d + k];   // y_0 = x_0
+        c.y[17 * c.d + k] = c.x[2 * c.d + k];  // y_17 = x_2
+      }
+      make_power(c, p, q, -1.0, 0.0, 52);
+      const auto got = run(c, false);
+      const auto want = run(c, true);
+      for (std::int64_t i = 0; i < c.n; ++i) {
+        ASSERT_TRUE(std::isfinite(got.max[i]) && std::isfinite(got.sum[i])) << i;
+        for (std::int64_t k = 0; k < c.dv; ++k)
+          ASSERT_TRUE(std::isfinite(got.values[i * c.dv + k])) << i;
+      }
+      expect_close(c, got, want, 4e-5);
+      // By hand in double: the coincident pair's logit is its bias (distance 0); its value
+      // weight is 0 for q < 0 and 0^q = 0 (up to the clamp at the smallest normal) for q > 0.
+      for (std::int64_t i : {0, 2}) {
+        double mx = -INFINITY;
+        std::vector<double> z(static_cast<std::size_t>(c.m));
+        for (std::int64_t j = 0; j < c.m; ++j) {
+          z[j] =
+              static_cast<double>(c.scale) * std::pow(direct_sqdist(c, i, j), 0.5 * p) + c.bias[j];
+          mx = std::max(mx, z[j]);
+        }
+        double sum = 0;
+        std::vector<double> acc(static_cast<std::size_t>(c.dv), 0.0);
+        for (std::int64_t j = 0; j < c.m; ++j) {
+          const double w = std::exp2(z[j] - mx);
+          sum += w;
+          const double s = direct_sqdist(c, i, j);
+          const double mod = s == 0 ? 0.0 : std::pow(s, q);
+          for (std::int64_t k = 0; k < c.dv; ++k) acc[k] += w * mod * c.values[j * c.dv + k];
+        }
+        const double lse = mx + std::log2(sum);
+        EXPECT_NEAR(got.max[i] + std::log2(static_cast<double>(got.sum[i])), lse,
+                    2e-5 * (1 + std::abs(lse)));
+        for (std::int64_t k = 0; k < c.dv; ++k)
+          EXPECT_NEAR(got.values[i * c.dv + k] / got.sum[i], acc[k] / sum,
+                      1e-4 * (1 + std::abs(acc[k] / sum)));
+      }
+    }
+}
+
+// A case whose first n columns are exact copies of the rows of x (random, not integer: the
+// dot products round), the rows at least 0.1 apart and the other columns at least 0.3 from
+// every row (so that only the copies are near pairs).
+template <class T>
+Case<T> copies_case(std::int64_t d, double p, double q, unsigned seed) {
+  auto c = make_case<T>(29, 90, d, 2, seed);
+  std::mt19937 rng(seed + 7);
+  std::normal_distribution<double> normal;
+  for (std::int64_t i = 1; i < c.n; ++i)
+    for (int tries = 0; tries < 1000; ++tries) {
+      double closest = INFINITY;
+      for (std::int64_t r = 0; r < i; ++r) {
+        double s = 0;
+        for (std::int64_t k = 0; k < d; ++k)
+          s += std::pow(static_cast<double>(c.x[i * d + k]) - c.x[r * d + k], 2);
+        closest = std::min(closest, s);
+      }
+      if (closest >= 0.01) break;
+      for (std::int64_t k = 0; k < d; ++k) c.x[i * d + k] = static_cast<T>(normal(rng));
+    }
+  make_power(c, p, q, -1.0, 0.3, seed + 1);
+  for (std::int64_t j = 0; j < c.n; ++j)
+    for (std::int64_t k = 0; k < d; ++k) c.y[j * d + k] = c.x[j * d + k];
+  for (std::int64_t j = 0; j < c.n; ++j) c.y_norm2[j] = c.x_norm2[j];
+  return c;
+}
+
+template <class T>
+void expect_coincident_copies_cost_zero(std::int64_t d) {
+  for (double p : {1.0, 1.5, 3.0}) {
+    SCOPED_TRACE(power_trace(p, -0.5, 0));
+    const auto c = copies_case<T>(d, p, -0.5, static_cast<unsigned>(d + 10 * p));
+    // Row minimum with zero biases: 0 exactly, at the copy.
+    auto cm = c;
+    cm.scale = 1;
+    for (auto& b : cm.bias) b = 0;
+    const auto got_min = run_min(cm, false), want_min = run_min(cm, true);
+    for (std::int64_t i = 0; i < c.n; ++i) {
+      EXPECT_EQ(got_min.min[i], T(0)) << "row " << i;
+      EXPECT_EQ(got_min.arg[i], i) << "row " << i;
+      EXPECT_EQ(want_min.min[i], T(0)) << "row " << i;
+    }
+    // LSE: the copy's logit is its bias and, the exponent being negative, it adds nothing to
+    // the values; by hand from the differences (exact 0 at the copy).
+    const auto got = run(c, false);
+    for (std::int64_t i = 0; i < c.n; ++i) {
+      std::vector<double> z(static_cast<std::size_t>(c.m));
+      double mx = -INFINITY;
+      for (std::int64_t j = 0; j < c.m; ++j) {
+        z[j] = static_cast<double>(c.scale) * std::pow(direct_sqdist(c, i, j), 0.5 * p) + c.bias[j];
+        mx = std::max(mx, z[j]);
+      }
+      double sum = 0;
+      std::vector<double> acc(static_cast<std::size_t>(c.dv), 0.0);
+      for (std::int64_t j = 0; j < c.m; ++j) {
+        const double w = std::exp2(z[j] - mx);
+        sum += w;
+        const double s = direct_sqdist(c, i, j);
+        const double mod = s == 0 ? 0.0 : std::pow(s, -0.5);
+        for (std::int64_t k = 0; k < c.dv; ++k) acc[k] += w * mod * c.values[j * c.dv + k];
+      }
+      const double tol = std::is_same_v<T, float> ? 1e-4 : 1e-11;
+      const double lse = mx + std::log2(sum);
+      EXPECT_NEAR(got.max[i] + std::log2(static_cast<double>(got.sum[i])), lse,
+                  tol * (1 + std::abs(lse)))
+          << "row " << i;
+      for (std::int64_t k = 0; k < c.dv; ++k)
+        EXPECT_NEAR(got.values[i * c.dv + k] / got.sum[i], acc[k] / sum,
+                    10 * tol * (1 + std::abs(acc[k] / sum)))
+            << "row " << i << " value " << k;
+    }
+  }
+}
+
+class PowerCoincidence : public ::testing::TestWithParam<std::int64_t> {
+ protected:
+  void TearDown() override { restrict_target(0); }
+};
+
+TEST_P(PowerCoincidence, ExactCopiesOfRandomPointsCostZeroForEveryTarget) {
+  // |x|^2 + |y|^2 - 2 <x, y> of a pair of equal rows is rounding, not 0: the kernels must
+  // count it as 0 (else |x - y|^p is (noise)^(p / 2), and a negative value exponent turns the
+  // noise into a huge weight).
+  for (auto target : available_targets()) {
+    SCOPED_TRACE(target_name(target));
+    restrict_target(target);
+    expect_coincident_copies_cost_zero<float>(GetParam());
+    expect_coincident_copies_cost_zero<double>(GetParam());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dims, PowerCoincidence, ::testing::Values(1, 3, 8, 17, 64));
+
+class RowMinPowerKernel : public ::testing::TestWithParam<std::int64_t> {
+ protected:
+  void TearDown() override { restrict_target(0); }
+};
+
+TEST_P(RowMinPowerKernel, MatchesReferenceForEveryTargetAndPower) {
+  const std::int64_t d = GetParam();
+  for (double p : {1.0, 1.5, 2.0, 3.0}) {
+    SCOPED_TRACE(power_trace(p, 0, 0));
+    const auto seed = static_cast<unsigned>(d * 10 + static_cast<std::int64_t>(p * 2));
+    auto cf = make_case<float>(45, 300, d, 0, seed);
+    auto cd = make_case<double>(45, 300, d, 0, seed + 1);
+    make_power(cf, p, 0, 1.0, 0.1, seed + 2);
+    make_power(cd, p, 0, 1.0, 0.05, seed + 3);
+    for (std::int64_t j = 3; j < cf.m; j += 7) cf.bias[j] = cd.bias[j] = INFINITY;  // excluded
+    const auto want_f = run_min(cf, true);
+    const auto want_d = run_min(cd, true);
+    // The value at column j, formed from the differences, in double.
+    auto value_at = [p](const auto& c, std::int64_t i, std::int64_t j) {
+      return static_cast<double>(c.scale) * std::pow(direct_sqdist(c, i, j), 0.5 * p) +
+             static_cast<double>(c.bias[j]);
+    };
+    for (std::int64_t i = 0; i < cd.n; ++i) {
+      ASSERT_GE(want_d.arg[i], 0);
+      ASSERT_NEAR(want_d.min[i], value_at(cd, i, want_d.arg[i]), 1e-12);
+    }
+    for (auto target : available_targets()) {
+      SCOPED_TRACE(target_name(target));
+      restrict_target(target);
+      const auto got_f = run_min(cf, false);
+      const auto got_d = run_min(cd, false);
+      EXPECT_EQ(got_d.arg, want_d.arg);
+      for (std::int64_t i = 0; i < cd.n; ++i) {
+        EXPECT_NEAR(got_d.min[i], want_d.min[i], 1e-12 * (1 + std::abs(want_d.min[i])));
+        // Float32: the minimum agrees, and the column found attains it (near-ties may pick
+        // either column, never an excluded one).
+        const double tol = 2e-5 * std::sqrt(static_cast<double>(d)) * (1 + std::abs(want_f.min[i]));
+        EXPECT_NEAR(got_f.min[i], want_f.min[i], tol) << "row " << i;
+        ASSERT_GE(got_f.arg[i], 0);
+        ASSERT_LT(got_f.arg[i], cf.m);
+        EXPECT_FALSE(std::isinf(cf.bias[got_f.arg[i]])) << "row " << i;
+        EXPECT_NEAR(value_at(cf, i, got_f.arg[i]), want_f.min[i], tol) << "row " << i;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dims, RowMinPowerKernel, ::testing::Values(1, 2, 3, 8, 9, 17, 33));
 
 TEST(Exp2, IsAccurateOverTheWholeNonPositiveRange) {
   std::vector<float> xf;
