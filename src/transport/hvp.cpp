@@ -9,6 +9,7 @@
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/core/system.hpp"
+#include "transport/cg.hpp"
 #include "transport/state.hpp"
 
 namespace birkhoff::transport {
@@ -125,12 +126,6 @@ Vec scale_rows(const Vec& v, const Vec& m, std::int64_t rows, std::int64_t d) {
   return out;
 }
 
-double dot(const Vec& a, const Vec& b) {
-  double s = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
-  return s;
-}
-
 void subtract_mean(Vec& v) {
   double mean = 0;
   for (double e : v) mean += e;
@@ -161,40 +156,11 @@ Vec schur_solve(const Plan<T>& p, const Vec& dx, const Vec& dy, const Vec& rhs, 
     for (std::size_t j = 0; j < m; ++j) out[j] = dy[j] * v[j] - ptw.out[j];
     return out;
   };
-  Vec z(m, 0.0), r = rhs, s(m), q(m);
-  const double norm0 = std::sqrt(dot(rhs, rhs));
-  const double target = std::max(o.rtol * norm0, o.atol);
-  stats = {};
-  if (norm0 <= target || norm0 == 0) {
-    stats.converged = true;
-    return z;
-  }
-  for (std::size_t j = 0; j < m; ++j) s[j] = r[j] / dy[j];
-  Vec dir = s;
-  double rs = dot(r, s);
-  double norm = norm0;
-  for (int it = 0; it < o.max_iter; ++it) {
-    const Vec sd = op(dir);
-    const double curvature = dot(dir, sd);
-    if (!(curvature > 0)) break;
-    const double alpha = rs / curvature;
-    for (std::size_t j = 0; j < m; ++j) {
-      z[j] += alpha * dir[j];
-      r[j] -= alpha * sd[j];
-    }
-    ++stats.iterations;
-    norm = std::sqrt(dot(r, r));
-    report_progress(o.progress, "hvp", stats.iterations, o.max_iter);
-    if (norm <= target) break;
-    for (std::size_t j = 0; j < m; ++j) s[j] = r[j] / dy[j];
-    const double rs_new = dot(r, s);
-    const double beta = rs_new / rs;
-    rs = rs_new;
-    for (std::size_t j = 0; j < m; ++j) dir[j] = s[j] + beta * dir[j];
-  }
-  stats.residual = norm / norm0;
-  stats.converged = norm <= target;
-  return z;
+  auto result = detail::conjugate_gradient(op, rhs, dy, o.max_iter, o.rtol, o.atol, [&](int k) {
+    report_progress(o.progress, "hvp", k, o.max_iter);
+  });
+  stats = {result.iterations, result.converged, result.residual};
+  return std::move(result.x);
 }
 
 // The diagonal blocks D of the dual Hessian: plan marginals (clamped away from 0 for empty
@@ -476,31 +442,16 @@ InverseHvpResult<T> inverse_hvp(const Solution<T>& solution, MatrixView<const T>
   const Vec rhs = direction(g, n, d, "g");
   const auto plan = make_plan(s, options.inner);
   InverseHvpResult<T> out;
-  Vec w(rhs.size(), 0.0), r = rhs, dir = rhs;
-  const double norm0 = std::sqrt(dot(rhs, rhs));
-  const double target = std::max(options.rtol * norm0, options.atol);
-  double rr = norm0 * norm0, norm = norm0;
-  for (int it = 0; it < options.max_iter && norm > target; ++it) {
-    const Vec hd = pair_hvp(plan, dir, nullptr, false, options.inner).x;
-    const double curvature = dot(dir, hd);
-    if (!(curvature > 0)) {
-      out.negative_curvature = true;
-      if (it == 0) w = rhs;  // steepest descent direction when nothing else is known
-      break;
-    }
-    const double alpha = rr / curvature;
-    for (std::size_t i = 0; i < w.size(); ++i) {
-      w[i] += alpha * dir[i];
-      r[i] -= alpha * hd[i];
-    }
-    ++out.iterations;
-    const double rr_new = dot(r, r);
-    norm = std::sqrt(rr_new);
-    for (std::size_t i = 0; i < w.size(); ++i) dir[i] = r[i] + rr_new / rr * dir[i];
-    rr = rr_new;
-  }
-  out.residual = norm0 > 0 ? norm / norm0 : 0.0;
-  out.converged = norm <= target;
+  auto cg = detail::conjugate_gradient(
+      [&](const Vec& dir) { return pair_hvp(plan, dir, nullptr, false, options.inner).x; }, rhs, {},
+      options.max_iter, options.rtol, options.atol, [](int) {});
+  Vec w = std::move(cg.x);
+  out.iterations = cg.iterations;
+  out.negative_curvature = cg.negative_curvature;
+  // Steepest descent when the first direction already has non-positive curvature.
+  if (cg.negative_curvature && cg.iterations == 0) w = rhs;
+  out.residual = cg.residual;
+  out.converged = cg.converged;
   out.x = to_t<T>(w);
   return out;
 }

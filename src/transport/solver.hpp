@@ -34,6 +34,10 @@ struct PassesMaker {
   explicit operator bool() const { return f32 && f64; }
 };
 
+/// The marginal error that rounding the logits to T leaves at the problem's epsilon.
+template <class T>
+double precision_floor(const OtProblem<T>& problem);
+
 template <class T>
 class Solver {
  public:
