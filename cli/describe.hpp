@@ -26,14 +26,22 @@ struct is_vector : std::false_type {};
 template <class T>
 struct is_vector<std::vector<T>> : std::true_type {};
 
-/// "--" + name with underscores as dashes, or the field's own flag.
+/// "--" + name with underscores as dashes: the Python keyword's spelling.
 template <class F>
 std::string flag_of(const F& f) {
-  if (f.flag != nullptr) return f.flag;
   std::string s = std::string("--") + f.name;
   for (char& c : s)
     if (c == '_') c = '-';
   return s;
+}
+
+/// The CLI11 names of a field's flag with `prefix` ("--" or "--no-"): the derived one, then the
+/// older spelling where the description keeps one.
+template <class F>
+std::string flag_names_of(const F& f, const std::string& prefix) {
+  std::string names = prefix + flag_of(f).substr(2);
+  if (f.alias != nullptr) names += "," + prefix + std::string(f.alias).substr(2);
+  return names;
 }
 
 /// Adds one flag per described field of S to `cmd`, writing into `target`; the defaults shown
@@ -45,11 +53,11 @@ void add_options(CLI::App* cmd, S& target, std::initializer_list<std::string> sk
       if (s == f.name) return;
     using M = std::remove_reference_t<decltype(target.*(f.member))>;
     M& value = target.*(f.member);
-    const std::string flag = flag_of(f);
+    const std::string flag = flag_names_of(f, "--");
     if constexpr (std::is_same_v<M, bool>) {
       if (value) {
         cmd->add_flag_callback(
-            "--no-" + flag.substr(2), [&value] { value = false; },
+            flag_names_of(f, "--no-"), [&value] { value = false; },
             std::string("turn off: ") + f.help);
       } else {
         cmd->add_flag(flag, value, f.help);

@@ -133,7 +133,7 @@ def main():
         anderson = ["--blur", "0.3", "--acceleration", "anderson", "--reach", "1"]
         check_case(tmp, "anderson-unbalanced-f64", np.float64, 33, 22, 3, anderson)
         fixed = ["--blur", "0.3", "--update", "alternating", "--iterations", "200"]
-        check_case(tmp, "alternating-f64", np.float64, 23, 32, 2, [*fixed, "--tolerance", "1e-9"])
+        check_case(tmp, "alternating-f64", np.float64, 23, 32, 2, [*fixed, "--tol", "1e-9"])
         check_case(
             tmp,
             "debias-unbalanced-f32",

@@ -275,8 +275,8 @@ def test_cli_rejects_out_of_range_seeds(tmp_path):
 @pytest.mark.parametrize(
     "flag, value",
     [
-        ("--iters", "-1"),
-        ("--sweeps", "0"),
+        ("--max-iter", "-1"),
+        ("--sinkhorn-sweeps", "0"),
         ("--step", "-1"),
         ("--top-k", "-2"),
         ("--lambda-edge", "-1"),
@@ -294,7 +294,7 @@ def test_cli_bad_option_names_the_flag(tmp_path, flag, value):
         text=True,
     )
     assert out.returncode == 2
-    # The flag, then the option's name where it differs ("--iters (max_iter): ...").
+    # The flag, then the option's name where it differs ("--max-iter (max_iter): ...").
     assert re.search(rf"error: {re.escape(flag)}( \(\w+\))?:", out.stderr)
 
 

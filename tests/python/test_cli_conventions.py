@@ -64,7 +64,7 @@ def test_missing_positional_is_an_error_with_exit_code_2(args):
     "args, flag",
     [
         (["coarsen", "g", "--ratio", "half"], "--ratio"),
-        (["align", "g1", "g2", "--iters", "many"], "--iters"),
+        (["align", "g1", "g2", "--max-iter", "many"], "--max-iter"),
         (["generate", "wigner", "out", "--n", "1.5x"], "--n"),
         (["transport", "x.npy", "y.npy", "--blur"], "--blur"),  # value missing
     ],
@@ -165,7 +165,7 @@ def test_coarsen_does_not_warn_about_undirected_encodings(tmp_path, rng, layout)
 
 
 def align_json(g1, g2, *flags):
-    out = run("align", g1, g2, "--json", "--quiet", "--iters", "5", *flags)
+    out = run("align", g1, g2, "--json", "--quiet", "--max-iter", "5", *flags)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout), out.stderr
 
@@ -201,7 +201,7 @@ def test_align_counts_the_nodes_that_only_the_ids_give(tmp_path):
     summary, _ = align_json(g, g)
     assert summary["n1"] == 7
     assert summary["graph1"]["nodes"] == 7 and summary["graph1"]["nodes_from_ids"] == 7
-    text = run("align", g, g, "--quiet", "--iters", "5")
+    text = run("align", g, g, "--quiet", "--max-iter", "5")
     assert "G1: 7 nodes (7 from ids alone)" in text.stdout
 
 
@@ -232,3 +232,13 @@ def test_peak_rss_is_the_command_own_not_its_parent(tmp_path):
     assert out.returncode == 0, out.stderr
     peak = float(out.stdout.split()[0])
     assert 0 < peak < 200, peak
+
+
+def test_older_flag_spellings_still_give_the_same_options(tmp_path, rng):
+    # Flags are the Python keywords with dashes; the spellings of earlier releases stay
+    # accepted (CHANGELOG lists them).
+    g = save_folder(tmp_path / "g", features=features(rng), edge_index=MESSY_EDGES)
+    new, _ = align_json(g, g, "--sinkhorn-sweeps", "7", "--num-threads", "1")
+    old, _ = align_json(g, g, "--sweeps", "7", "--threads", "1")
+    assert new["options"]["sinkhorn_sweeps"] == old["options"]["sinkhorn_sweeps"] == 7
+    assert new["options"]["num_threads"] == old["options"]["num_threads"] == 1

@@ -107,7 +107,7 @@ def test_coarsen_files_and_python_arrays_are_the_same_arrays(planted, tmp_path):
 def test_align_files_and_python_arrays_are_the_same_arrays(planted, tmp_path):
     out = tmp_path / "aligned"
     summary = run_json(
-        "align", planted / "g1", planted / "g2", "--soft", "--output", out, "--quiet"
+        "align", planted / "g1", planted / "g2", "--return-soft", "--output", out, "--quiet"
     )
     r = align_folders(planted, return_soft=True)
     files = sorted(p.stem for p in out.glob("*.npy"))
@@ -127,7 +127,7 @@ def test_align_files_and_python_arrays_are_the_same_arrays(planted, tmp_path):
     ],
 )
 def test_align_says_which_stopping_rule_fired(planted, options, stopped_by, converged):
-    flags = {"tol": "--tol", "patience": "--patience", "max_iter": "--iters"}
+    flags = {"tol": "--tol", "patience": "--patience", "max_iter": "--max-iter"}
     args = [a for k, v in options.items() for a in (flags[k], v)]
     summary = run_json("align", planted / "g1", planted / "g2", *args, "--quiet")
     assert (summary["stopped_by"], summary["converged"]) == (stopped_by, converged)

@@ -24,15 +24,15 @@ struct EnumName {
 /// the Python keyword argument, the JSON key and the help text are produced, so a default is
 /// written once (in the struct) and a name once (here).
 ///
-/// `name` is the field's snake_case name (Python keyword, JSON key, the name errors use);
-/// `flag` the CLI flag when it is not "--" + name with dashes (nullptr: derived); `names` the
-/// spellings of an enum's values.
+/// `name` is the field's snake_case name (Python keyword, JSON key, the name errors use; the
+/// CLI flag is "--" + name with dashes); `alias` an older CLI spelling that is still accepted
+/// (nullptr: none; CHANGELOG lists them); `names` the spellings of an enum's values.
 template <class S, class M>
 struct Field {
   const char* name;
   M S::*member;
   const char* help;
-  const char* flag = nullptr;
+  const char* alias = nullptr;
   std::span<const EnumName<M>> names = {};
 };
 
