@@ -110,6 +110,7 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym,
     j["loss"] = loss;
     j["cost"] = args.cost;
     j["p"] = exponent;
+    j["options"] = to_json(args.options);
     if (args.mass) {
       j["mass"] = *args.mass;
       j["multiplier"] = sol.multiplier();

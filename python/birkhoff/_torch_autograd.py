@@ -39,6 +39,8 @@ class _Settings:
         self.reach_b = None if reach_b is None else float(reach_b)
         self.debias = bool(debias)
         self.options = solver_options(**options)
+        if self.options.get("epsilons"):  # an explicit schedule ends at the problem's epsilon
+            self.epsilon = self.options["epsilons"][-1]
         self.num_threads = self.options.get("num_threads", 0)
         self.hvp_max_iter = int(hvp_max_iter)
         self.hvp_rtol = float(hvp_rtol)

@@ -382,8 +382,13 @@ def sinkhorn(
     max_iter=20000,
     acceleration="over-relaxation",
     marginal_tol=1e-3,
+    block_size=32,
     iterations=0,
+    epsilons=None,
+    update="symmetric",
+    last_extrapolation=True,
     tol=None,
+    check_every=5,
     x_labels=None,
     y_labels=None,
     label_cost=None,
@@ -421,8 +426,13 @@ def sinkhorn(
         max_iter: converge schedule: the budget of iterations at the final epsilon.
         acceleration: converge schedule: "over-relaxation", "anderson" or "none".
         marginal_tol: ``converged`` means a relative marginal error within this.
+        block_size: multiscale: points per block (a multiple of 16).
         iterations: when > 0, this many iterations at the final epsilon (GeomLoss schedule).
+        epsilons: GeomLoss schedule: explicit epsilons (cost units), replacing blur/scaling.
+        update: GeomLoss schedule: "symmetric" (averaged) or "alternating" (Gauss-Seidel).
+        last_extrapolation: GeomLoss schedule, symmetric: a final full sweep.
         tol: with ``iterations``, stop once the potentials move less than this.
+        check_every: iterations between two ``tol`` checks.
         x_labels: (n,) integer class ids of x (any integer dtype or a list; made int64).
         y_labels: (m,) integer class ids of y, likewise.
         label_cost: (V, V) symmetric table of class-to-class costs (converted to float64).
@@ -465,8 +475,13 @@ def sinkhorn(
             max_iter=max_iter,
             acceleration=acceleration,
             marginal_tol=marginal_tol,
+            block_size=block_size,
             iterations=iterations,
+            epsilons=epsilons,
+            update=update,
+            last_extrapolation=last_extrapolation,
             tol=tol,
+            check_every=check_every,
             num_threads=num_threads,
         ),
         hvp_max_iter=hvp_max_iter,

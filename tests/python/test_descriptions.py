@@ -152,3 +152,26 @@ def test_unknown_enum_spelling_names_the_keyword_in_python_and_the_cli(planted):
         [CLI, "coarsen", str(planted / "g1"), "--method", "x"], capture_output=True, text=True
     )
     assert out.returncode == 2 and "--method" in out.stderr
+
+
+def test_transport_options_have_the_same_names_and_defaults_everywhere(tmp_path):
+    # The CLI's JSON lists every described solver option with the C++ default; birkhoff.sinkhorn
+    # and birkhoff.torch.sinkhorn take each as a keyword with that default.
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "x.npy", rng.random((20, 2)))
+    np.save(tmp_path / "y.npy", rng.random((15, 2)))
+    options = run_json("transport", tmp_path / "x.npy", tmp_path / "y.npy", "--quiet")["options"]
+    assert len(options) >= 15
+    functions = [birkhoff.sinkhorn]
+    try:
+        import birkhoff.torch as bt
+
+        functions.append(bt.sinkhorn)
+    except ImportError:
+        pass
+    for function in functions:
+        for name, value in options.items():
+            default = python_default(function, name)
+            if value == []:  # an empty explicit schedule is None in Python
+                value = None
+            assert default == value, f"{function.__module__}.{function.__name__}: {name}"
