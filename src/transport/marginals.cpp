@@ -165,6 +165,7 @@ std::pair<double, double> MarginalPolicy::residual(Axis axis, const std::vector<
 template <class T>
 double MarginalPolicy::level(const std::vector<T>& candidate, const T* offset, const T* weights,
                              double eps) const {
+  if (!mass_) return 0.0;
   // phi(mu) = sum_k w_k min(1, exp((mu - c_k) / eps)) is continuous and increasing: on
   // [c_(k-1), c_(k)) (sorted) it is W_k + exp(mu / eps + L_k), W_k the weight below and L_k
   // the log-sum-exp of log w_i - c_i / eps above, so each piece is solved in closed form.
@@ -193,6 +194,49 @@ double MarginalPolicy::level(const std::vector<T>& candidate, const T* offset, c
   return c.back().first;  // the mass is everything: every point saturated
 }
 
+void MarginalPolicy::check_divergence() const {
+  require(!mass_, "mass",
+          "partial OT has no debiased divergence: use sinkhorn (the self terms would move all "
+          "the mass of each side)");
+}
+
+template <class T>
+double MarginalPolicy::after_update(Axis axis, std::vector<T>& rows, double lambda,
+                                    double mu) const {
+  if (!mass_) return lambda;
+  if (axis == Axis::X) return mu;
+  for (auto& v : rows) v = static_cast<T>(v + mu);
+  return lambda + mu;
+}
+
+void MarginalCheck::add(Axis axis, double w, double mass, double h) {
+  const auto k = static_cast<std::size_t>(axis);
+  if (axis == Axis::X) total_ += mass;
+  if (policy_.mass_) {
+    if (w > 0) {
+      const double cap = policy_.cap(axis, lambda_);
+      err_[k] += std::abs(mass - std::min(w, mass * std::exp((cap - h) / eps_)));
+    }
+  } else if (policy_.hard(axis)) {
+    err_[k] += std::abs(mass - w);
+  } else if (w > 0) {
+    const double t = policy_.target_mass(axis, w, h);
+    err_[k] += std::abs(mass - t);
+    target_[k] += t;
+  }
+}
+
+double MarginalCheck::error() const {
+  if (!std::isfinite(err_[0]) || !std::isfinite(err_[1]))
+    return std::numeric_limits<double>::quiet_NaN();
+  if (policy_.mass_) {
+    const double s = *policy_.mass_;
+    return std::max({err_[0] / s, err_[1] / s, std::abs(total_ - s) / s});
+  }
+  return std::max(err_[0] / (policy_.hard(Axis::X) ? side_mass_[0] : target_[0]),
+                  err_[1] / (policy_.hard(Axis::Y) ? side_mass_[1] : target_[1]));
+}
+
 #define BIRKHOFF_INSTANTIATE(T)                                                                   \
   template void MarginalPolicy::update(Axis, std::vector<T>&, const std::vector<T>&, const T*,    \
                                        double, double, double) const;                             \
@@ -200,6 +244,7 @@ double MarginalPolicy::level(const std::vector<T>& candidate, const T* offset, c
                                         std::span<const T>, std::span<const T>, double, double)   \
       const;                                                                                      \
   template double MarginalPolicy::level(const std::vector<T>&, const T*, const T*, double) const; \
+  template double MarginalPolicy::after_update(Axis, std::vector<T>&, double, double) const;      \
   template void MarginalPolicy::add_weight_gradient(Axis, std::span<const T>, double, double,     \
                                                     std::vector<T>&) const;                       \
   template std::pair<double, double> MarginalPolicy::residual(                                    \

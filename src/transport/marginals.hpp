@@ -29,6 +29,13 @@ class MarginalPolicy {
   /// The transported mass of partial OT; unset for the other policies.
   std::optional<double> partial_mass() const { return mass_; }
 
+  /// Whether each update is the exact maximiser of the dual over one side's potential and a
+  /// multiplier (partial OT): the solver then runs them alternating, unrelaxed and unmixed.
+  bool exact_blocks() const { return mass_.has_value(); }
+
+  /// Throws InvalidInput (naming `mass`) when the policy has no debiased divergence.
+  void check_divergence() const;
+
   /// Partial OT keeps the potentials f + lambda (rows) and g (columns), f, g <= 0 the
   /// multipliers of P1 <= a, P^T 1 <= b and lambda the one of the mass: the cap of a side's
   /// standard potential, lambda for X and 0 for Y (+inf for the other policies).
@@ -49,10 +56,17 @@ class MarginalPolicy {
 
   /// Partial OT: the mu with sum_k w_k min(1, exp((mu - c_k) / eps)) = mass, c the standard
   /// candidate (candidate + offset) of a side: the new row cap lambda (rows) or the shift of
-  /// lambda (columns) that makes the plan carry the mass with that side feasible.
+  /// lambda (columns) that makes the plan carry the mass with that side feasible. 0 for the
+  /// other policies (they have no level).
   template <class T>
   double level(const std::vector<T>& candidate, const T* offset, const T* weights,
                double eps) const;
+
+  /// The mass multiplier after a side's update with level mu, the row potential `rows` moved
+  /// with it: partial OT sets lambda = mu after the rows' update and, after the columns',
+  /// shifts the rows by mu and adds it to lambda. The other policies keep both as they are.
+  template <class T>
+  double after_update(Axis axis, std::vector<T>& rows, double lambda, double mu) const;
 
   /// The value of standard potentials f, g with weights wa, wb (GeomLoss's formula,
   /// [flashsinkhorn2026] §1.4, §4.3): a hard side contributes <w, h>; a relaxed side (rho +
@@ -89,9 +103,32 @@ class MarginalPolicy {
   double inverse_damping(Axis axis, double eps) const;
 
  private:
+  friend class MarginalCheck;
   MarginalPolicy() = default;
   std::array<std::optional<double>, 2> reach_{};
   std::optional<double> mass_;
+};
+
+/// The relative marginal error of a plan (the report's marginal_error), point by point: add()
+/// each point's plan marginal with its weight and standard potential, then error(). A hard
+/// side counts |mass - w| over every point and is normalised by the side's mass; a relaxed side
+/// counts the points with weight against target_mass(); partial OT counts each point with
+/// weight against the marginal its capped update gives, min(w, mass exp((cap - h) / eps)), and
+/// the plan's total against the mass.
+class MarginalCheck {
+ public:
+  MarginalCheck(const MarginalPolicy& policy, double lambda, double eps, double mass_x,
+                double mass_y)
+      : policy_(policy), lambda_(lambda), eps_(eps), side_mass_{mass_x, mass_y} {}
+  void add(Axis axis, double w, double mass, double h);
+  /// The relative error; NaN when any term was not finite.
+  double error() const;
+
+ private:
+  const MarginalPolicy& policy_;
+  double lambda_, eps_;
+  std::array<double, 2> side_mass_, err_{}, target_{};
+  double total_ = 0;  // the plan's mass, summed over the rows
 };
 
 }  // namespace birkhoff::transport::detail

@@ -51,10 +51,7 @@ Solver<T>::Solver(const OtProblem<T>& problem, const SinkhornOptions& options, b
       options_(options),
       debias_(debias) {
   validate(problem, options);
-  partial_ = policy_.partial_mass().has_value();
-  require(!(debias && partial_), "mass",
-          "partial OT has no debiased divergence: use sinkhorn (the self terms would move all "
-          "the mass of each side)");
+  if (debias) policy_.check_divergence();
   if (debias)
     require(reach_a(problem.marginals).has_value() == reach_b(problem.marginals).has_value(),
             "reach_b", "the debiased divergence needs both reach_a and reach_b, or neither");
@@ -99,8 +96,8 @@ void Solver<T>::warm_start(std::span<const T> f, std::span<const T> g) {
 
 template <class T>
 void Solver<T>::sweep(double eps, double w, bool alternating) {
-  if (partial_) {
-    // Partial OT: block-coordinate ascent (rows, columns, mass), always alternating.
+  if (policy_.exact_blocks()) {
+    // Exact block maximisers (partial OT's rows, columns, mass): always alternating.
     alternating_iteration(eps, 1.0);
     --iterations_;  // the caller counts the sweep
     return;
@@ -130,19 +127,17 @@ double Solver<T>::change_since(const std::vector<std::vector<T>>& snapshot) cons
 template <class T>
 double Solver<T>::alternating_iteration(double eps, double w) {
   softmin(*passes_, Axis::X, Axis::Y, fh_, gh_, eps, scratch_, cand_f_);
-  // Partial OT: each half step maximises the dual over one potential and lambda jointly.
-  const double mu_x = partial_ ? policy_.level(cand_f_, x_.sqnorm, x_.weights, eps) : 0.0;
+  // A policy with a level (partial OT) maximises the dual over one potential and its
+  // multiplier jointly in each half step.
+  const double mu_x = policy_.level(cand_f_, x_.sqnorm, x_.weights, eps);
   const auto [fd, ft] = policy_.residual(Axis::X, fh_, cand_f_, x_.sqnorm, x_.weights, eps, mu_x);
   policy_.update(Axis::X, fh_, cand_f_, x_.sqnorm, eps, w, mu_x);
-  if (partial_) lambda_ = mu_x;
+  lambda_ = policy_.after_update(Axis::X, fh_, lambda_, mu_x);
   softmin(*passes_, Axis::Y, Axis::X, gh_, fh_, eps, scratch_, cand_g_);
-  const double mu_y = partial_ ? policy_.level(cand_g_, y_.sqnorm, y_.weights, eps) : 0.0;
+  const double mu_y = policy_.level(cand_g_, y_.sqnorm, y_.weights, eps);
   const auto [gd, gt] = policy_.residual(Axis::Y, gh_, cand_g_, y_.sqnorm, y_.weights, eps, mu_y);
   policy_.update(Axis::Y, gh_, cand_g_, y_.sqnorm, eps, w, mu_y);
-  if (partial_) {
-    for (auto& v : fh_) v = static_cast<T>(v + mu_y);
-    lambda_ += mu_y;
-  }
+  lambda_ = policy_.after_update(Axis::Y, fh_, lambda_, mu_y);
   double error = std::max(fd / ft, gd / gt);
   if (debias_) {
     // Self terms: averaged symmetric updates (they converge in a few steps, [feydy2019] §3.1).
@@ -224,7 +219,7 @@ void Solver<T>::run_converge() {
   // Partial OT: each half step is an exact block maximiser of the dual; an extrapolation past
   // it would leave the caps, so they run plain.
   const bool relax = options_.acceleration == Acceleration::OverRelaxation;
-  const bool anderson = !partial_ && options_.acceleration == Acceleration::Anderson;
+  const bool anderson = !policy_.exact_blocks() && options_.acceleration == Acceleration::Anderson;
   double omega = 1.0, omega_cap = 1.95;  // the cap falls when relaxation stops helping
   const int start = iterations_;
   // Anderson acts on the column potential: g <- G(F(g)) is the fixed-point map.
@@ -287,7 +282,7 @@ void Solver<T>::run_converge() {
 
 template <class T>
 void Solver<T>::run_geomloss() {
-  const bool alternating = partial_ || options_.update == Update::Alternating;
+  const bool alternating = policy_.exact_blocks() || options_.update == Update::Alternating;
   const std::int64_t steps = static_cast<std::int64_t>(eps_.size()) - 1 + repeats_;
   const std::int64_t total = steps + (alternating ? 0 : 2);
   auto eps_at = [&](std::int64_t k) {
@@ -377,33 +372,14 @@ SinkhornReport Solver<T>::report() const {
   const bool power = x_.power > 0;
   if (!power) passes_->lse(Axis::X, Axis::Y, fh_, gh_, eps, out, y_.points, d);
   if (power) power_cost_pass(out);
-  // A hard side's target is its weights (total: the mass); a relaxed side's is the marginal
-  // its fixed point has.
-  const bool hard_x = policy_.hard(Axis::X), hard_y = policy_.hard(Axis::Y);
-  double row_err = 0, cost = 0, row_target = 0, col_target = 0, total = 0;
-  // Partial OT: the target of a point is the marginal its capped update would give (KKT:
-  // its weight below the cap, at most its weight at the cap).
-  auto partial_target = [&](double w, double mass, double h, double cap) {
-    return std::min(w, mass * std::exp((cap - h) / eps));
-  };
+  // Each point's plan marginal against its policy's target (MarginalCheck).
+  MarginalCheck check(policy_, lambda_, eps, x_.mass, y_.mass);
+  double cost = 0;
   for (std::int64_t i = 0; i < x_.n; ++i) {
     const auto si = static_cast<std::size_t>(i);
     const double factor = plan_row_factor(x_, fh_.data(), si, eps, out.max[si]);
     const double mass = factor * out.sum[si];
-    total += mass;
-    if (partial_) {
-      if (x_.weights[si] > 0)
-        row_err += std::abs(mass - partial_target(x_.weights[si], mass,
-                                                  static_cast<double>(fh_[si]) + x_.sqnorm[si],
-                                                  policy_.cap(Axis::X, lambda_)));
-    } else if (hard_x) {
-      row_err += std::abs(mass - x_.weights[si]);
-    } else if (x_.weights[si] > 0) {
-      const double t = policy_.target_mass(Axis::X, x_.weights[si],
-                                           static_cast<double>(fh_[si]) + x_.sqnorm[si]);
-      row_err += std::abs(mass - t);
-      row_target += t;
-    }
+    check.add(Axis::X, x_.weights[si], mass, static_cast<double>(fh_[si]) + x_.sqnorm[si]);
     if (power) {
       cost += kappa_ * factor * out.values[si];
       continue;
@@ -416,38 +392,16 @@ SinkhornReport Solver<T>::report() const {
   }
   out = {};
   passes_->lse(Axis::Y, Axis::X, gh_, fh_, eps, out);
-  double col_err = 0;
   for (std::int64_t j = 0; j < y_.n; ++j) {
     const auto sj = static_cast<std::size_t>(j);
     const double mass = plan_row_factor(y_, gh_.data(), sj, eps, out.max[sj]) * out.sum[sj];
-    if (partial_) {
-      if (y_.weights[sj] > 0)
-        col_err += std::abs(mass - partial_target(y_.weights[sj], mass,
-                                                  static_cast<double>(gh_[sj]) + y_.sqnorm[sj],
-                                                  policy_.cap(Axis::Y, lambda_)));
-    } else if (hard_y) {
-      col_err += std::abs(mass - y_.weights[sj]);
-    } else if (y_.weights[sj] > 0) {
-      const double t = policy_.target_mass(Axis::Y, y_.weights[sj],
-                                           static_cast<double>(gh_[sj]) + y_.sqnorm[sj]);
-      col_err += std::abs(mass - t);
-      col_target += t;
-    }
+    check.add(Axis::Y, y_.weights[sj], mass, static_cast<double>(gh_[sj]) + y_.sqnorm[sj]);
     cost += mass * y_.sqnorm[sj];
   }
   if (x_.label_cost) cost += label_transport_cost();
   r.transport_cost = cost;
-  double err = 0;
-  if (partial_) {
-    const double s = *policy_.partial_mass();
-    err = std::max({row_err / s, col_err / s, std::abs(total - s) / s});
-  } else {
-    err = std::max(row_err / (hard_x ? x_.mass : row_target),
-                   col_err / (hard_y ? y_.mass : col_target));
-  }
   // A NaN anywhere (a breakdown of the arithmetic) must not pass as converged.
-  if (!std::isfinite(row_err) || !std::isfinite(col_err) || !std::isfinite(cost))
-    err = std::numeric_limits<double>::quiet_NaN();
+  const double err = std::isfinite(cost) ? check.error() : std::numeric_limits<double>::quiet_NaN();
   r.marginal_error = err;
   r.converged = std::isfinite(err) && err <= options_.marginal_tol;
   r.epsilon = epsilon_;
@@ -461,7 +415,7 @@ SinkhornReport Solver<T>::report() const {
   r.backend = "dense";
   r.working_dtype = sizeof(T) == 4 ? "float32" : "float64";
   r.backend_reason = backend_reason;
-  r.acceleration = geomloss_ || partial_                                   ? "none"
+  r.acceleration = geomloss_ || policy_.exact_blocks()                     ? "none"
                    : options_.acceleration == Acceleration::OverRelaxation ? "over-relaxation"
                    : options_.acceleration == Acceleration::Anderson       ? "anderson"
                                                                            : "none";

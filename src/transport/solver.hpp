@@ -88,7 +88,6 @@ class Solver {
   std::vector<T> cand_f_, cand_g_;
   // Partial OT: the mass multiplier, folded into the row potential (f_standard = f + lambda).
   double lambda_ = 0;
-  bool partial_ = false;
   mutable LseOut<T> scratch_;
   double epsilon_ = 0;
   int iterations_ = 0;
