@@ -105,7 +105,7 @@ def geomloss_run(x, y, a, b, eps):
             f, g = loss(at, xt, bt, yt)
         finally:
             schedule.epsilon_schedule = original
-        return f.numpy(), g.numpy()
+        return f.numpy().reshape(-1), g.numpy().reshape(-1)  # GeomLoss returns (1, n)
 
     return run
 
