@@ -107,7 +107,8 @@ class DistributedPasses final : public Passes<T> {
   }
 
   void lse(Axis rows, Axis cols, const std::vector<T>&, const std::vector<T>& col_hat, double eps,
-           LseOut<T>& out, const T* values, std::int64_t dv) override {
+           LseOut<T>& out, const T* values, std::int64_t dv,
+           const transport::detail::Modulation<T>& mod) override {
     const Side<T>& all = side(rows);
     const Slice s = slice(all.n, rank_, size_);
     Side<T> mine = all;
@@ -118,6 +119,8 @@ class DistributedPasses final : public Passes<T> {
     mine.logw += s.begin;
     if (mine.labels) mine.labels += s.begin;
     if (mine.norm2) mine.norm2 += s.begin;
+    auto my_mod = mod;  // a dot-product factor's row operand is sliced like the rows
+    if (my_mod.dm > 0) my_mod.mod_x += s.begin * my_mod.dm;
     // A rank may own no rows (n < K). A failure on one rank is made every rank's before the
     // exchange, which the others would otherwise wait in forever.
     LseOut<T> part;
@@ -125,7 +128,7 @@ class DistributedPasses final : public Passes<T> {
     try {
       if (mine.n > 0)
         transport::detail::lse_pass(mine, side(cols), col_hat.data(), eps, kappa_, threads_, part,
-                                    values, dv);
+                                    values, dv, my_mod);
     } catch (...) {
       failure = std::current_exception();
     }

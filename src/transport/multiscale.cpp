@@ -343,7 +343,7 @@ void BlockSparsePasses<T>::build(Lists& l, Axis rows, const std::vector<T>& row_
 template <class T>
 void BlockSparsePasses<T>::lse(Axis rows, Axis cols, const std::vector<T>& row_hat,
                                const std::vector<T>& col_hat, double eps, LseOut<T>& out,
-                               const T* values, std::int64_t dv) {
+                               const T* values, std::int64_t dv, const Modulation<T>& mod) {
   require(rows != cols, "backend",
           "the multiscale backend has no self-transport passes (debiased divergence); use "
           "backend dense");
@@ -359,7 +359,7 @@ void BlockSparsePasses<T>::lse(Axis rows, Axis cols, const std::vector<T>& row_h
   const bool valid = l.built && l.eps == eps && drift(row_hat, l.row_hat) <= kDrift * eps &&
                      drift(col_hat, l.col_hat) <= kDrift * eps;
   if (!valid) build(l, rows, row_hat, col_hat, eps);
-  lse_pass(side(rows), side(cols), col_hat.data(), eps, 2 * cs_, threads_, out, values, dv, {},
+  lse_pass(side(rows), side(cols), col_hat.data(), eps, 2 * cs_, threads_, out, values, dv, mod,
            BlockRanges{blocks(rows).size, l.ptr.data(), l.ranges.data()});
 }
 
@@ -542,6 +542,7 @@ Solution<T> multiscale_sinkhorn(const OtProblem<T>& problem, const SinkhornOptio
   s->report.kept_fraction = passes.kept_fraction();
   s->report.levels.insert(s->report.levels.begin(), coarse_level);
   s->report.converged = s->report.converged && bound <= problem.epsilon * options.marginal_tol;
+  s->attach_plan();
   return Solution<T>(std::move(s));
 }
 

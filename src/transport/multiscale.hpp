@@ -57,7 +57,8 @@ class BlockSparsePasses final : public Passes<T> {
   BlockSparsePasses(const Side<T>& x, const Side<T>& y, const Blocks& bx, const Blocks& by,
                     double cost_scale, double delta, int threads);
   void lse(Axis rows, Axis cols, const std::vector<T>& row_hat, const std::vector<T>& col_hat,
-           double eps, LseOut<T>& out, const T* values, std::int64_t dv) override;
+           double eps, LseOut<T>& out, const T* values, std::int64_t dv,
+           const Modulation<T>& mod) override;
   double kept_fraction() const override { return kept_fraction_; }
   /// How many times the kept lists were built.
   std::int64_t builds() const { return builds_; }

@@ -15,10 +15,12 @@ class Passes {
   virtual ~Passes() = default;
   /// One streamed reduction (lse_pass) of the rows of side `rows` against the columns of side
   /// `cols`, whose shifted potential is col_hat; row_hat is the rows' current shifted potential
-  /// (a block-sparse pass bounds what it skips with both).
+  /// (a block-sparse pass bounds what it skips with both); values (cols, dv) and a factor of
+  /// the value weights as lse_pass takes them.
   virtual void lse(Axis rows, Axis cols, const std::vector<T>& row_hat,
                    const std::vector<T>& col_hat, double eps, LseOut<T>& out,
-                   const T* values = nullptr, std::int64_t dv = 0) = 0;
+                   const T* values = nullptr, std::int64_t dv = 0,
+                   const Modulation<T>& mod = {}) = 0;
   /// Pairs read per pass / (n m) by the latest passes.
   virtual double kept_fraction() const { return 1.0; }
 };
@@ -30,8 +32,8 @@ class DensePasses final : public Passes<T> {
   DensePasses(const Side<T>& x, const Side<T>& y, double kappa, int threads)
       : x_(x), y_(y), kappa_(kappa), threads_(threads) {}
   void lse(Axis rows, Axis cols, const std::vector<T>&, const std::vector<T>& col_hat, double eps,
-           LseOut<T>& out, const T* values, std::int64_t dv) override {
-    lse_pass(side(rows), side(cols), col_hat.data(), eps, kappa_, threads_, out, values, dv);
+           LseOut<T>& out, const T* values, std::int64_t dv, const Modulation<T>& mod) override {
+    lse_pass(side(rows), side(cols), col_hat.data(), eps, kappa_, threads_, out, values, dv, mod);
   }
 
  private:

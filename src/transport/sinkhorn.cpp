@@ -41,6 +41,7 @@ Solution<float> solve_in_double(const OtProblem<float>& problem, const SinkhornO
   s->report = solved.report();
   s->multiplier = solved.state().multiplier;
   s->report.working_dtype = "float64 (" + why + ")";
+  s->attach_plan();
   return Solution<float>(std::move(s));
 }
 

@@ -30,18 +30,34 @@ std::vector<T> contiguous(MatrixView<const T> v) {
   return out;
 }
 
-// out_i = sum_j P_ij v_j for rows `r` (shifted potential rh) against columns `c` (potential ch);
-// with `mass` also the row sums.
+// One pass over the solution's plan: rows `r` (axis ra, shifted potential rh) against columns
+// `c` (axis ca, shifted potential ch), through the passes the solution holds.
 template <class T>
-void product(const Side<T>& r, const T* rh, const Side<T>& c, const T* ch, double eps, double kappa,
-             int threads, const std::vector<T>& v, std::int64_t k, T* out,
+struct PlanPass {
+  detail::Passes<T>& plan;
+  const Side<T>& r;
+  Axis ra;
+  const std::vector<T>& rh;
+  const Side<T>& c;
+  Axis ca;
+  const std::vector<T>& ch;
+  double eps;
+  void run(LseOut<T>& o, const T* values = nullptr, std::int64_t dv = 0,
+           const detail::Modulation<T>& mod = {}) const {
+    plan.lse(ra, ca, rh, ch, eps, o, values, dv, mod);
+  }
+};
+
+// out_i = sum_j P_ij v_j over the pass's rows; with `mass` also the row sums.
+template <class T>
+void product(const PlanPass<T>& p, const std::vector<T>& v, std::int64_t k, T* out,
              std::vector<T>* mass = nullptr) {
   LseOut<T> o;
-  detail::lse_pass(r, c, ch, eps, kappa, threads, o, k ? v.data() : nullptr, k);
-  if (mass) mass->resize(static_cast<std::size_t>(r.n));
-  for (std::int64_t i = 0; i < r.n; ++i) {
+  p.run(o, k ? v.data() : nullptr, k);
+  if (mass) mass->resize(static_cast<std::size_t>(p.r.n));
+  for (std::int64_t i = 0; i < p.r.n; ++i) {
     const auto si = static_cast<std::size_t>(i);
-    const double factor = detail::plan_row_factor(r, rh, si, eps, o.max[si]);
+    const double factor = detail::plan_row_factor(p.r, p.rh.data(), si, p.eps, o.max[si]);
     for (std::int64_t q = 0; q < k; ++q)
       out[i * k + q] = static_cast<T>(factor * o.values[static_cast<std::size_t>(i * k + q)]);
     if (mass) (*mass)[si] = static_cast<T>(factor * o.sum[si]);
@@ -51,41 +67,41 @@ void product(const Side<T>& r, const T* rh, const Side<T>& c, const T* ch, doubl
 // Row-normalised barycentre of the columns: bar_i = sum_j pi_ij c_j with pi the softmax of
 // log w_j + (h_j - C_ij) / eps over j (centred coordinates).
 template <class T>
-std::vector<T> barycentres(const Side<T>& r, const Side<T>& c, const T* ch, double eps,
-                           double kappa, int threads) {
+std::vector<T> barycentres(const PlanPass<T>& p) {
   LseOut<T> o;
-  detail::lse_pass(r, c, ch, eps, kappa, threads, o, c.points, c.d);
-  std::vector<T> bar(static_cast<std::size_t>(r.n * r.d));
-  for (std::int64_t i = 0; i < r.n; ++i)
-    for (std::int64_t k = 0; k < r.d; ++k)
-      bar[static_cast<std::size_t>(i * r.d + k)] =
-          o.values[static_cast<std::size_t>(i * r.d + k)] / o.sum[static_cast<std::size_t>(i)];
+  p.run(o, p.c.points, p.c.d);
+  const std::int64_t n = p.r.n, d = p.r.d;
+  std::vector<T> bar(static_cast<std::size_t>(n * d));
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t k = 0; k < d; ++k)
+      bar[static_cast<std::size_t>(i * d + k)] =
+          o.values[static_cast<std::size_t>(i * d + k)] / o.sum[static_cast<std::size_t>(i)];
   return bar;
 }
 
-// sum_j pi_ij dC/du (u_i, v_j) / kappa' for the rows of `r`, pi the row-normalised plan of the
-// pass, kappa' the returned factor: for the dot-product form u_i - bar_i (kappa' = kappa); for
-// the distance-power form sum_j pi_ij |u_i - v_j|^(p - 2) (u_i - v_j) (kappa' = kappa p), one
-// pass whose values [v_j, 1] are weighted by s_ij^(p/2 - 1).
+// sum_j pi_ij dC/du (u_i, v_j) / kappa' for the pass's rows, pi the row-normalised plan,
+// kappa' the returned factor: for the dot-product form u_i - bar_i (kappa' = kappa); for the
+// distance-power form sum_j pi_ij |u_i - v_j|^(p - 2) (u_i - v_j) (kappa' = kappa p), one pass
+// whose values [v_j, 1] are weighted by s_ij^(p/2 - 1).
 template <class T>
-double feature_gradients(const Side<T>& r, const Side<T>& c, const T* ch, double eps, double kappa,
-                         int threads, std::vector<double>& out) {
+double feature_gradients(const PlanPass<T>& p, double kappa, std::vector<double>& out) {
+  const Side<T>& r = p.r;
   out.resize(static_cast<std::size_t>(r.n * r.d));
   if (r.power == 0) {
-    const auto bar = barycentres(r, c, ch, eps, kappa, threads);
+    const auto bar = barycentres(p);
     for (std::size_t idx = 0; idx < out.size(); ++idx) out[idx] = r.points[idx] - bar[idx];
     return kappa;
   }
   const std::int64_t d = r.d, dv = d + 1;
-  std::vector<T> values(static_cast<std::size_t>(c.n * dv));
-  for (std::int64_t j = 0; j < c.n; ++j) {
-    std::copy_n(c.points + j * d, d, values.begin() + j * dv);
+  std::vector<T> values(static_cast<std::size_t>(p.c.n * dv));
+  for (std::int64_t j = 0; j < p.c.n; ++j) {
+    std::copy_n(p.c.points + j * d, d, values.begin() + j * dv);
     values[static_cast<std::size_t>(j * dv + d)] = T(1);
   }
   detail::Modulation<T> mod;
   mod.distance_exponent = 0.5 * r.power - 1.0;
   LseOut<T> o;
-  detail::lse_pass(r, c, ch, eps, kappa, threads, o, values.data(), dv, mod);
+  p.run(o, values.data(), dv, mod);
   for (std::int64_t i = 0; i < r.n; ++i) {
     const T* v = o.values.data() + i * dv;
     const double w = 1.0 / static_cast<double>(o.sum[static_cast<std::size_t>(i)]);
@@ -110,17 +126,23 @@ Pullback pullback_of(const PointCloud<T>& g, Axis axis) {
 
 // d/dx_i of an OT value: r_i sum_j pi_ij dC/dx (x_i, y_j) with r_i the policy's row mass at
 // the optimum: the envelope theorem, [flashsinkhorn2026] §4.4 and §5.2; the feature map's
-// chain rule takes dC/du back to the point. A self term, where x sits on both sides, passes the
-// same side twice and a factor of -1 for -OT(a,a)/2 (the two halves give one full self
-// gradient).
+// chain rule takes dC/du back to the point. Rows of axis `axis` against columns of axis
+// `other` with the columns' potential h_grad_other; a self term, where x sits on both sides,
+// passes the same axis twice and a factor of -1 for -OT(a,a)/2 (the two halves give one full
+// self gradient).
 template <class T>
-void add_point_gradient(const detail::MarginalPolicy& policy, Axis axis, const Side<T>& r,
-                        const Side<T>& c, std::span<const T> h, std::span<const T> h_grad_other,
-                        double eps, double kappa, int threads, double factor, const Pullback& back,
-                        std::vector<T>& out, const std::vector<double>* masses = nullptr) {
+void add_point_gradient(const detail::SolutionState<T>& s, const detail::MarginalPolicy& policy,
+                        Axis axis, Axis other, std::span<const T> h,
+                        std::span<const T> h_grad_other, double factor, std::vector<T>& out,
+                        const std::vector<double>* masses = nullptr) {
+  const Side<T> r = axis == Axis::X ? s.x() : s.y();
+  const Side<T> c = other == Axis::X ? s.x() : s.y();
   const auto ch = detail::shifted(h_grad_other, c.sqnorm);
+  const auto rh = detail::shifted(h, r.sqnorm);
   std::vector<double> grad;
-  const double scale = feature_gradients(r, c, ch.data(), eps, kappa, threads, grad);
+  const double scale = feature_gradients(
+      PlanPass<T>{*s.plan, r, axis, rh, c, other, ch, s.report.epsilon}, s.kappa(), grad);
+  const Pullback back = pullback_of(s.geometry, axis);
   std::vector<double> u(static_cast<std::size_t>(r.d));
   for (std::int64_t i = 0; i < r.n; ++i) {
     const auto si = static_cast<std::size_t>(i);
@@ -140,19 +162,26 @@ void add_point_gradient(const detail::MarginalPolicy& policy, Axis axis, const S
   }
 }
 
-// sum_j w_j exp((h_i + k_j - C_ij) / eps) for the rows `r` (shifted potential rh) against the
-// columns `c` (ch): a row's plan marginal over its weight, also for a zero weight.
+// sum_j w_j exp((h_i + k_j - C_ij) / eps) over the pass's rows: a row's plan marginal over its
+// weight, also for a zero weight.
 template <class T>
-std::vector<double> densities(const Side<T>& r, const T* rh, const Side<T>& c, const T* ch,
-                              double eps, double kappa, int threads) {
+std::vector<double> densities(const PlanPass<T>& p) {
   LseOut<T> o;
-  detail::lse_pass(r, c, ch, eps, kappa, threads, o);
-  std::vector<double> out(static_cast<std::size_t>(r.n));
+  p.run(o);
+  std::vector<double> out(static_cast<std::size_t>(p.r.n));
   for (std::size_t i = 0; i < out.size(); ++i)
-    out[i] = std::exp2(detail::kLog2e * static_cast<double>(rh[i]) / eps +
+    out[i] = std::exp2(detail::kLog2e * static_cast<double>(p.rh[i]) / p.eps +
                        static_cast<double>(o.max[i])) *
              static_cast<double>(o.sum[i]);
   return out;
+}
+
+// The pass of the solution's rows (x) against its columns (y), or the transpose.
+template <class T>
+PlanPass<T> xy_pass(const detail::SolutionState<T>& s, const Side<T>& x, const Side<T>& y,
+                    bool transpose) {
+  if (transpose) return {*s.plan, y, Axis::Y, s.g_hat, x, Axis::X, s.f_hat, s.report.epsilon};
+  return {*s.plan, x, Axis::X, s.f_hat, y, Axis::Y, s.g_hat, s.report.epsilon};
 }
 
 template <class T>
@@ -215,8 +244,8 @@ void Solution<T>::apply(MatrixView<const T> v, MatrixView<T> out) const {
   require(out.rows == s.geometry.n() && out.cols == v.cols, "out", "must have shape (n, k)");
   check_finite(v, "v");
   std::vector<T> res(static_cast<std::size_t>(out.rows * v.cols));
-  product(s.x(), s.f_hat.data(), s.y(), s.g_hat.data(), s.report.epsilon, s.kappa(),
-          resolve_threads(s.num_threads), contiguous(v), v.cols, res.data());
+  const auto x = s.x(), y = s.y();
+  product(xy_pass(s, x, y, false), contiguous(v), v.cols, res.data());
   for (std::int64_t i = 0; i < out.rows; ++i)
     std::copy_n(res.begin() + i * v.cols, v.cols, out.row(i));
 }
@@ -229,8 +258,8 @@ void Solution<T>::apply_transpose(MatrixView<const T> u, MatrixView<T> out) cons
   require(out.rows == s.geometry.m() && out.cols == u.cols, "out", "must have shape (m, k)");
   check_finite(u, "u");
   std::vector<T> res(static_cast<std::size_t>(out.rows * u.cols));
-  product(s.y(), s.g_hat.data(), s.x(), s.f_hat.data(), s.report.epsilon, s.kappa(),
-          resolve_threads(s.num_threads), contiguous(u), u.cols, res.data());
+  const auto x = s.x(), y = s.y();
+  product(xy_pass(s, x, y, true), contiguous(u), u.cols, res.data());
   for (std::int64_t i = 0; i < out.rows; ++i)
     std::copy_n(res.begin() + i * u.cols, u.cols, out.row(i));
 }
@@ -239,8 +268,8 @@ template <class T>
 std::vector<T> Solution<T>::row_marginal() const {
   const auto& s = *state_;
   std::vector<T> mass;
-  product<T>(s.x(), s.f_hat.data(), s.y(), s.g_hat.data(), s.report.epsilon, s.kappa(),
-             resolve_threads(s.num_threads), {}, 0, nullptr, &mass);
+  const auto x = s.x(), y = s.y();
+  product<T>(xy_pass(s, x, y, false), {}, 0, nullptr, &mass);
   return mass;
 }
 
@@ -248,8 +277,8 @@ template <class T>
 std::vector<T> Solution<T>::col_marginal() const {
   const auto& s = *state_;
   std::vector<T> mass;
-  product<T>(s.y(), s.g_hat.data(), s.x(), s.f_hat.data(), s.report.epsilon, s.kappa(),
-             resolve_threads(s.num_threads), {}, 0, nullptr, &mass);
+  const auto x = s.x(), y = s.y();
+  product<T>(xy_pass(s, x, y, true), {}, 0, nullptr, &mass);
   return mass;
 }
 
@@ -268,8 +297,8 @@ std::vector<T> Solution<T>::barycentric_map() const {
             (static_cast<double>(s.geometry.y()(j, k)) + centre[static_cast<std::size_t>(k)]) *
             scale[static_cast<std::size_t>(j)]);
     LseOut<T> o;
-    detail::lse_pass(s.x(), s.y(), s.g_hat.data(), s.report.epsilon, s.kappa(),
-                     resolve_threads(s.num_threads), o, y.data(), d);
+    const auto xs = s.x(), ys = s.y();
+    xy_pass(s, xs, ys, false).run(o, y.data(), d);
     std::vector<T> bar(static_cast<std::size_t>(n * d));
     for (std::int64_t i = 0; i < n; ++i)
       for (std::int64_t k = 0; k < d; ++k)
@@ -277,8 +306,8 @@ std::vector<T> Solution<T>::barycentric_map() const {
             o.values[static_cast<std::size_t>(i * d + k)] / o.sum[static_cast<std::size_t>(i)];
     return bar;
   }
-  auto bar = barycentres(s.x(), s.y(), s.g_hat.data(), s.report.epsilon, s.kappa(),
-                         resolve_threads(s.num_threads));
+  const auto xs = s.x(), ys = s.y();
+  auto bar = barycentres(xy_pass(s, xs, ys, false));
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t k = 0; k < d; ++k)
       bar[static_cast<std::size_t>(i * d + k)] +=
@@ -315,11 +344,9 @@ std::vector<T> Solution<T>::dense_plan() const {
 template <class T>
 Gradients<T> Solution<T>::gradients() const {
   const auto& s = *state_;
-  const int threads = resolve_threads(s.num_threads);
   const detail::MarginalPolicy policy(s.marginals);
-  const double eps = s.report.epsilon, kappa = s.kappa();
+  const double eps = s.report.epsilon;
   const auto x = s.x(), y = s.y();
-  const Pullback bx = pullback_of(s.geometry, Axis::X), by = pullback_of(s.geometry, Axis::Y);
   Gradients<T> out;
   out.x.assign(static_cast<std::size_t>(x.n * x.d), T(0));
   out.y.assign(static_cast<std::size_t>(y.n * y.d), T(0));
@@ -329,8 +356,8 @@ Gradients<T> Solution<T>::gradients() const {
     // Partial OT (envelope theorem on the Lagrangian, docs/partial.md): the plan's marginals
     // r replace the weights in the point gradients, and d loss / d a_i = f_i - eps r_i / a_i
     // with f the row multiplier (the stored potential minus lambda); likewise for b.
-    const auto dx = densities(x, s.f_hat.data(), y, s.g_hat.data(), eps, kappa, threads);
-    const auto dy = densities(y, s.g_hat.data(), x, s.f_hat.data(), eps, kappa, threads);
+    const auto dx = densities(xy_pass(s, x, y, false));
+    const auto dy = densities(xy_pass(s, x, y, true));
     std::vector<double> rx(dx.size()), ry(dy.size());
     for (std::size_t i = 0; i < dx.size(); ++i) {
       rx[i] = static_cast<double>(x.weights[i]) * dx[i];
@@ -340,16 +367,12 @@ Gradients<T> Solution<T>::gradients() const {
       ry[j] = static_cast<double>(y.weights[j]) * dy[j];
       out.b[j] = static_cast<T>(static_cast<double>(s.g[j]) - eps * dy[j]);
     }
-    add_point_gradient<T>(policy, Axis::X, x, y, s.f, s.g, eps, kappa, threads, 1.0, bx, out.x,
-                          &rx);
-    add_point_gradient<T>(policy, Axis::Y, y, x, s.g, s.f, eps, kappa, threads, 1.0, by, out.y,
-                          &ry);
+    add_point_gradient<T>(s, policy, Axis::X, Axis::Y, s.f, s.g, 1.0, out.x, &rx);
+    add_point_gradient<T>(s, policy, Axis::Y, Axis::X, s.g, s.f, 1.0, out.y, &ry);
     return out;
   }
-  add_point_gradient<T>(policy, Axis::X, x, y, s.f, or_else(s.g_grad, s.g), eps, kappa, threads,
-                        1.0, bx, out.x);
-  add_point_gradient<T>(policy, Axis::Y, y, x, s.g, or_else(s.f_grad, s.f), eps, kappa, threads,
-                        1.0, by, out.y);
+  add_point_gradient<T>(s, policy, Axis::X, Axis::Y, s.f, or_else(s.g_grad, s.g), 1.0, out.x);
+  add_point_gradient<T>(s, policy, Axis::Y, Axis::X, s.g, or_else(s.f_grad, s.f), 1.0, out.y);
   policy.add_weight_gradient<T>(Axis::X, s.f, eps, 1.0, out.a);
   policy.add_weight_gradient<T>(Axis::Y, s.g, eps, 1.0, out.b);
   return out;
@@ -389,15 +412,13 @@ Gradients<T> DivergenceSolution<T>::gradients() const {
   const auto& d = *state_;
   const auto& s = d.xy.state();
   Gradients<T> out = d.xy.gradients();
-  const int threads = resolve_threads(s.num_threads);
   const detail::MarginalPolicy policy(s.marginals);
   const auto self_x = policy.self(Axis::X), self_y = policy.self(Axis::Y);
-  const double eps = s.report.epsilon, kappa = s.kappa();
-  const auto x = s.x(), y = s.y();
-  add_point_gradient<T>(self_x, Axis::X, x, x, d.f_aa, or_else(d.f_aa_grad, d.f_aa), eps, kappa,
-                        threads, -1.0, pullback_of(s.geometry, Axis::X), out.x);
-  add_point_gradient<T>(self_y, Axis::Y, y, y, d.g_bb, or_else(d.g_bb_grad, d.g_bb), eps, kappa,
-                        threads, -1.0, pullback_of(s.geometry, Axis::Y), out.y);
+  const double eps = s.report.epsilon;
+  add_point_gradient<T>(s, self_x, Axis::X, Axis::X, d.f_aa, or_else(d.f_aa_grad, d.f_aa), -1.0,
+                        out.x);
+  add_point_gradient<T>(s, self_y, Axis::Y, Axis::Y, d.g_bb, or_else(d.g_bb_grad, d.g_bb), -1.0,
+                        out.y);
   self_x.add_weight_gradient<T>(Axis::X, d.f_aa, eps, -1.0, out.a);
   self_y.add_weight_gradient<T>(Axis::Y, d.g_bb, eps, -1.0, out.b);
   return out;

@@ -338,7 +338,7 @@ double Solver<T>::label_transport_cost() const {
   for (std::int64_t j = 0; j < y_.n; ++j)
     onehot[static_cast<std::size_t>(j * v + y_.labels[j])] = 1;
   LseOut<T> out;
-  lse_pass(x_, y_, gh_.data(), epsilon_, kappa_, threads_, out, onehot.data(), v);
+  passes_->lse(Axis::X, Axis::Y, fh_, gh_, epsilon_, out, onehot.data(), v);
   double cost = 0;
   for (std::int64_t i = 0; i < x_.n; ++i) {
     const auto si = static_cast<std::size_t>(i);
@@ -357,7 +357,7 @@ void Solver<T>::power_cost_pass(LseOut<T>& out) const {
   const std::vector<T> ones(static_cast<std::size_t>(y_.n), T(1));
   Modulation<T> mod;
   mod.distance_exponent = 0.5 * x_.power;
-  lse_pass(x_, y_, gh_.data(), epsilon_, kappa_, threads_, out, ones.data(), 1, mod);
+  passes_->lse(Axis::X, Axis::Y, fh_, gh_, epsilon_, out, ones.data(), 1, mod);
 }
 
 template <class T>
@@ -441,6 +441,7 @@ Solution<T> Solver<T>::result() {
   s->multiplier = lambda_;
   s->a = std::move(a_);
   s->b = std::move(b_);
+  s->attach_plan();
   return Solution<T>(std::move(s));
 }
 

@@ -3,8 +3,10 @@
 
 #include <vector>
 
+#include "birkhoff/core/system.hpp"
 #include "birkhoff/transport/solution.hpp"
 #include "transport/marginals.hpp"
+#include "transport/passes.hpp"
 #include "transport/streams.hpp"
 
 namespace birkhoff::transport::detail {
@@ -19,6 +21,12 @@ struct SolutionState {
   SinkhornReport report;
   int num_threads = 0;
   double multiplier = 0;  // partial OT: the mass multiplier lambda (f holds f + lambda)
+  // The passes every product of the solution reads the plan through (its sides point into this
+  // state: attach once the weights and the geometry are in place).
+  std::shared_ptr<Passes<T>> plan;
+  void attach_plan() {
+    plan = std::make_shared<DensePasses<T>>(x(), y(), kappa(), resolve_threads(num_threads));
+  }
 
   Side<T> x() const { return x_side(geometry, a); }
   Side<T> y() const { return y_side(geometry, b); }
