@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from . import _birkhoff
@@ -24,8 +26,17 @@ class _CTransform(torch.autograd.Function):
 
 
 def c_transform(
-    x, y, g, a=None, b=None, *, cost="sqeuclidean", p=None, half_cost=False, num_threads=0
-):
+    x: torch.Tensor,
+    y: torch.Tensor,
+    g: torch.Tensor,
+    a: Any = None,
+    b: Any = None,
+    *,
+    cost: str = "sqeuclidean",
+    p: float | None = None,
+    half_cost: bool = False,
+    num_threads: int = 0,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Hard c-transform c_i = min_j C_ij - g_j and the semi-dual value, streamed.
 
     Args:
@@ -56,7 +67,9 @@ def c_transform(
     return _to_torch(out[0]), _to_torch(out[1]), value
 
 
-def inverse_hvp(loss, params, max_iter=50, rtol=1e-8):
+def inverse_hvp(
+    loss: torch.Tensor, params: list[torch.Tensor], max_iter: int = 50, rtol: float = 1e-8
+) -> tuple[list[torch.Tensor], int, bool, bool]:
     """Newton direction of a scalar ``loss`` in the parameters ``params``: w with H w = g.
 
     g = d loss / d params and H its Hessian; each CG iteration is one Hessian-vector product

@@ -21,6 +21,8 @@ the differentiability of the potentials.
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
+from typing import Any
 
 try:
     import torch
@@ -362,40 +364,40 @@ class TorchSinkhornResult:
 
 
 def sinkhorn(
-    x,
-    y,
-    a=None,
-    b=None,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    a: Any = None,
+    b: Any = None,
     *,
-    blur=0.05,
-    scaling=0.5,
-    debias=False,
-    cost="sqeuclidean",
-    p=None,
-    half_cost=False,
-    reach=None,
-    reach_a=None,
-    reach_b=None,
-    diameter=None,
-    schedule="auto",
-    backend="auto",
-    max_iter=20000,
-    acceleration="over-relaxation",
-    marginal_tol=1e-3,
-    block_size=32,
-    iterations=0,
-    epsilons=None,
-    update="symmetric",
-    last_extrapolation=True,
-    tol=None,
-    check_every=5,
-    x_labels=None,
-    y_labels=None,
-    label_cost=None,
-    label_weight=1.0,
-    num_threads=0,
-    hvp_max_iter=300,
-    hvp_rtol=1e-6,
+    blur: float = 0.05,
+    scaling: float = 0.5,
+    debias: bool = False,
+    cost: str = "sqeuclidean",
+    p: float | None = None,
+    half_cost: bool = False,
+    reach: float | None = None,
+    reach_a: float | None = None,
+    reach_b: float | None = None,
+    diameter: float | None = None,
+    schedule: str = "auto",
+    backend: str = "auto",
+    max_iter: int = 20000,
+    acceleration: str = "over-relaxation",
+    marginal_tol: float = 1e-3,
+    block_size: int = 32,
+    iterations: int = 0,
+    epsilons: Sequence[float] | None = None,
+    update: str = "symmetric",
+    last_extrapolation: bool = True,
+    tol: float | None = None,
+    check_every: int = 5,
+    x_labels: Any = None,
+    y_labels: Any = None,
+    label_cost: Any = None,
+    label_weight: float = 1.0,
+    num_threads: int = 0,
+    hvp_max_iter: int = 300,
+    hvp_rtol: float = 1e-6,
 ) -> TorchSinkhornResult:
     """Entropic OT between weighted point clouds, as a differentiable torch object.
 

@@ -9,8 +9,11 @@ epsilon-scaling and debiasing of GeomLoss [feydy2019].
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _birkhoff
 from ._arrays import (
@@ -73,7 +76,7 @@ class SinkhornResult:
     errors = property(lambda self: np.asarray(self._native.errors))
 
     @property
-    def report(self):
+    def report(self) -> dict:
         """dict: how the solve went.
 
         Keys: schedule, backend and backend_reason, acceleration, truncation_bound (cost
@@ -88,16 +91,16 @@ class SinkhornResult:
     kept_fraction = property(lambda self: self._native.report["kept_fraction"])
 
     @property
-    def f_aa(self):
+    def f_aa(self) -> np.ndarray:
         """(n,) self potential of OT(a, a); None unless solved with ``debias=True``."""
         return self._native.f_aa if self._native.debias else None
 
     @property
-    def g_bb(self):
+    def g_bb(self) -> np.ndarray:
         """(m,) self potential of OT(b, b); None unless solved with ``debias=True``."""
         return self._native.g_bb if self._native.debias else None
 
-    def apply(self, v):
+    def apply(self, v: ArrayLike) -> np.ndarray:
         """P @ v for v of shape (m,) or (m, k), streamed; returns (n,) or (n, k).
 
         ``v``: an array of x's dtype, or a list (converted to it; birkhoff._arrays).
@@ -108,26 +111,26 @@ class SinkhornResult:
         """
         return self._native.apply(self._operand(v, "v"))
 
-    def apply_transpose(self, u):
+    def apply_transpose(self, u: ArrayLike) -> np.ndarray:
         """P.T @ u for u of shape (n,) or (n, k), streamed; returns (m,) or (m, k).
 
         ``u``: an array of x's dtype, or a list (converted to it; birkhoff._arrays).
         """
         return self._native.apply_transpose(self._operand(u, "u"))
 
-    def row_marginal(self):
+    def row_marginal(self) -> np.ndarray:
         """(n,) row sums P 1."""
         return self._native.row_marginal()
 
-    def col_marginal(self):
+    def col_marginal(self) -> np.ndarray:
         """(m,) column sums P^T 1."""
         return self._native.col_marginal()
 
-    def barycentric_map(self):
+    def barycentric_map(self) -> np.ndarray:
         """(n, d) image of each x_i: sum_j P_ij y_j / sum_j P_ij (FlashSinkhorn §5.2)."""
         return self._native.barycentric_map()
 
-    def plan(self, max_entries: int = 50_000_000):
+    def plan(self, max_entries: int = 50_000_000) -> np.ndarray:
         """The dense (n, m) plan; refused above ``max_entries`` entries (use apply instead)."""
         n, m = self._x.shape[0], self._y.shape[0]
         if n * m > max_entries:
@@ -137,7 +140,7 @@ class SinkhornResult:
             )
         return self._native.dense_plan()
 
-    def gradients(self):
+    def gradients(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Gradients of ``loss`` with respect to (x, y, a, b), shapes (n,d), (m,d), (n,), (m,).
 
         Envelope theorem (FlashSinkhorn §5; GeomLoss's extrapolated potentials): exact at the
@@ -145,11 +148,11 @@ class SinkhornResult:
         """
         return self._native.gradients()
 
-    def grad_x(self):
+    def grad_x(self) -> np.ndarray:
         """(n, d) gradient of ``loss`` with respect to x."""
         return self.gradients()[0]
 
-    def grad_y(self):
+    def grad_y(self) -> np.ndarray:
         """(m, d) gradient of ``loss`` with respect to y."""
         return self.gradients()[1]
 
@@ -170,38 +173,38 @@ class SinkhornResult:
 
 
 def sinkhorn(
-    x,
-    y,
-    a=None,
-    b=None,
+    x: ArrayLike,
+    y: ArrayLike,
+    a: ArrayLike | None = None,
+    b: ArrayLike | None = None,
     *,
-    blur=0.05,
-    scaling=0.5,
-    debias=False,
-    cost="sqeuclidean",
-    p=None,
-    half_cost=False,
-    reach=None,
-    reach_a=None,
-    reach_b=None,
-    diameter=None,
-    schedule="auto",
-    backend="auto",
-    max_iter=20000,
-    acceleration="over-relaxation",
-    block_size=32,
-    epsilons=None,
-    iterations=0,
-    update="symmetric",
-    last_extrapolation=True,
-    tol=None,
-    check_every=5,
-    marginal_tol=1e-3,
-    num_threads=0,
-    progress=None,
-    warn=True,
-    _mass=None,
-    comm=None,
+    blur: float = 0.05,
+    scaling: float = 0.5,
+    debias: bool = False,
+    cost: str = "sqeuclidean",
+    p: float | None = None,
+    half_cost: bool = False,
+    reach: float | None = None,
+    reach_a: float | None = None,
+    reach_b: float | None = None,
+    diameter: float | None = None,
+    schedule: str = "auto",
+    backend: str = "auto",
+    max_iter: int = 20000,
+    acceleration: str = "over-relaxation",
+    block_size: int = 32,
+    epsilons: Sequence[float] | None = None,
+    iterations: int = 0,
+    update: str = "symmetric",
+    last_extrapolation: bool = True,
+    tol: float | None = None,
+    check_every: int = 5,
+    marginal_tol: float = 1e-3,
+    num_threads: int = 0,
+    progress: bool | Callable[[str, int, int], None] | None = None,
+    warn: bool = True,
+    _mass: float | None = None,
+    comm: Any = None,
 ) -> SinkhornResult:
     """Entropic OT between two weighted point clouds, in O((n + m) d) memory.
 
@@ -336,15 +339,15 @@ def sinkhorn(
 
 
 def partial_sinkhorn(
-    x,
-    y,
-    a=None,
-    b=None,
+    x: ArrayLike,
+    y: ArrayLike,
+    a: ArrayLike | None = None,
+    b: ArrayLike | None = None,
     *,
-    mass=None,
-    mass_fraction=None,
-    blur=0.05,
-    **kwargs,
+    mass: float | None = None,
+    mass_fraction: float | None = None,
+    blur: float = 0.05,
+    **kwargs: Any,
 ) -> SinkhornResult:
     """Entropic partial OT: move exactly ``mass`` between two point clouds, in O((n + m) d).
 
@@ -422,7 +425,7 @@ _OPTION_TYPES = {
 }
 
 
-def solver_options(**options) -> dict:
+def solver_options(**options: Any) -> dict:
     """The solver options given, checked and converted, by their described names.
 
     What the native solvers take: the core fills in the others from its defaults and names any
@@ -431,7 +434,9 @@ def solver_options(**options) -> dict:
     return {name: _OPTION_TYPES[name](value) for name, value in options.items()}
 
 
-def cost_spec(cost="sqeuclidean", p=None, half_cost=False) -> tuple:
+def cost_spec(
+    cost: str = "sqeuclidean", p: float | None = None, half_cost: bool = False
+) -> tuple[str, float, float]:
     """The ground cost as the native solvers take it, (name, p, scale), checked by the core.
 
     Raises:
@@ -447,7 +452,7 @@ def cost_spec(cost="sqeuclidean", p=None, half_cost=False) -> tuple:
     return spec
 
 
-def blur_to_epsilon(blur, spec) -> float:
+def blur_to_epsilon(blur: float, spec: tuple[str, float, float]) -> float:
     """The epsilon of a blur: blur**p for the cost's exponent p (GeomLoss's convention)."""
     return as_length(blur, "blur") ** _birkhoff.cost_exponent(spec)
 
@@ -480,7 +485,13 @@ def _not_converged(report, error, tol):
     return f"{head} (multiscale truncation bound {bound:.3g})"
 
 
-def sinkhorn_divergence(x, y, a=None, b=None, **kwargs) -> SinkhornResult:
+def sinkhorn_divergence(
+    x: ArrayLike,
+    y: ArrayLike,
+    a: ArrayLike | None = None,
+    b: ArrayLike | None = None,
+    **kwargs: Any,
+) -> SinkhornResult:
     """The debiased Sinkhorn divergence S = OT(a,b) - OT(a,a)/2 - OT(b,b)/2.
 
     Same arguments as :func:`sinkhorn` (``debias`` is set; lists are converted as there). It
@@ -508,16 +519,16 @@ class SamplesLoss:
 
     def __init__(
         self,
-        loss="sinkhorn",
-        p=2,
-        blur=0.05,
-        reach=None,
-        diameter=None,
-        scaling=0.5,
-        debias=True,
-        potentials=False,
-        num_threads=0,
-        **kwargs,
+        loss: str = "sinkhorn",
+        p: int = 2,
+        blur: float = 0.05,
+        reach: float | None = None,
+        diameter: float | None = None,
+        scaling: float = 0.5,
+        debias: bool = True,
+        potentials: bool = False,
+        num_threads: int = 0,
+        **kwargs: Any,
     ):
         if loss != "sinkhorn":
             raise ValueError(f"loss: only 'sinkhorn' is supported, got {loss!r}")
@@ -528,7 +539,7 @@ class SamplesLoss:
         self.debias, self.potentials, self.num_threads = debias, potentials, num_threads
         self.kwargs = kwargs
 
-    def __call__(self, *args):
+    def __call__(self, *args: ArrayLike) -> float | tuple[np.ndarray, np.ndarray]:
         """The loss between (x, y) or (a, x, b, y), as GeomLoss's SamplesLoss returns it."""
         if len(args) == 2:
             a, x, b, y = None, args[0], None, args[1]
