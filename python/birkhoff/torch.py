@@ -102,12 +102,15 @@ class SamplesLoss(torch.nn.Module):
     Args:
         loss: only "sinkhorn".
         p: only 2.
-        blur: length scale; epsilon = blur**2 (cost units of |x - y|^2 / 2).
+        p: 1 (the cost |x - y|) or 2 (|x - y|^2 / 2), GeomLoss's two costs.
+        blur: length scale; epsilon = blur**p (cost units).
         reach: unbalanced OT with rho = reach**2 on both sides; None = balanced.
         diameter: start of the epsilon schedule (default: bounding-box diagonal).
         scaling: ratio between successive blurs, in (0, 1).
-        truncate, cost, kernel, cluster_scale, verbose: accepted for compatibility; cost and
-            kernel must be None.
+        truncate, cluster_scale: GeomLoss's multiscale settings; birkhoff's multiscale backend
+            chooses its own blocks, so only their defaults (5, None) are accepted.
+        cost, kernel: must be None (custom cost functions are not supported).
+        verbose: must be False (GeomLoss's multiscale diagnostics have no counterpart here).
         debias: the Sinkhorn divergence OT(a,b) - OT(a,a)/2 - OT(b,b)/2.
         potentials: return the potentials instead of the value.
         backend: "auto", "tensorized", "online" or "multiscale": all run birkhoff's streamed
@@ -158,6 +161,16 @@ class SamplesLoss(torch.nn.Module):
             )
         if backend not in _BACKENDS:
             raise ValueError(f"backend: must be one of {_BACKENDS}, got {backend!r}")
+        for name, value, default in (
+            ("truncate", truncate, 5),
+            ("cluster_scale", cluster_scale, None),
+            ("verbose", verbose, False),
+        ):
+            if value != default:
+                raise ValueError(
+                    f"{name}: GeomLoss's multiscale setting is not used by birkhoff (its "
+                    f"multiscale backend chooses its own blocks); leave it at {default!r}"
+                )
         self.potentials = bool(potentials)
         self.settings = _Settings(
             blur,

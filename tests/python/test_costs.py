@@ -216,3 +216,21 @@ def test_second_order_products_refuse_other_costs(rng):
     (gx,) = torch.autograd.grad(loss, [x], create_graph=True)
     with pytest.raises(ValueError, match="cost"):
         torch.autograd.grad(gx.sum(), [x])
+
+
+def test_torch_samples_loss_uses_or_refuses_every_argument(rng):
+    torch = pytest.importorskip("torch")
+    import birkhoff.torch as bt
+
+    for name, value in (("truncate", 3), ("cluster_scale", 0.1), ("verbose", True)):
+        with pytest.raises(ValueError, match=f"^{name}"):
+            bt.SamplesLoss("sinkhorn", **{name: value})
+    x = torch.from_numpy(rng.uniform(0, 1, (50, 2)))
+    y = torch.from_numpy(rng.uniform(0, 1, (40, 2)))
+    # backend="multiscale" reaches the solver: the debiased loss is refused by name there.
+    with pytest.raises(ValueError, match="backend"):
+        bt.SamplesLoss("sinkhorn", backend="multiscale")(x, y)
+    dense = bt.SamplesLoss("sinkhorn", backend="online", debias=False)(x, y)
+    assert float(dense) == pytest.approx(
+        float(bt.SamplesLoss("sinkhorn", backend="tensorized", debias=False)(x, y)), rel=1e-12
+    )
