@@ -118,7 +118,6 @@ class DistributedPasses final : public Passes<T> {
     mine.weights += s.begin;
     mine.logw += s.begin;
     if (mine.labels) mine.labels += s.begin;
-    if (mine.norm2) mine.norm2 += s.begin;
     auto my_mod = mod;  // a dot-product factor's row operand is sliced like the rows
     if (my_mod.dm > 0) my_mod.mod_x += s.begin * my_mod.dm;
     // A rank may own no rows (n < K). A failure on one rank is made every rank's before the

@@ -279,7 +279,6 @@ void RowLseImpl(const LseArgs<T>& a) {
     auto panel_labels = Allocate<T>(max_panels * labels * P);
     auto packed_mod = Allocate<T>(max_panels * P * dm);
     auto mod = Allocate<T>(dm || power_mod ? kTile * P : 0);
-    auto panel_norm2 = Allocate<T>(power ? max_panels * P : 0);
     auto zeros = Allocate<T>(dm ? kTile : 0);
     if (dm) std::fill_n(zeros.get(), kTile, T(0));
 
@@ -290,7 +289,6 @@ void RowLseImpl(const LseArgs<T>& a) {
       const std::int64_t panels = (rows + P - 1) / P;
       PackPanels(a.x, a.x_stride, dim, row0, rows, P, packed.get());
       if (dm) PackPanels(a.mod_x, a.mod_x_stride, dm, row0, rows, P, packed_mod.get());
-      if (power) PackPanels(a.x_norm2, 1, 1, row0, rows, P, panel_norm2.get());
       if constexpr (kLabels) {
         for (std::int64_t r = 0; r < panels * P; ++r) {
           const std::int64_t p = r / P, lane = r % P;
@@ -314,18 +312,11 @@ void RowLseImpl(const LseArgs<T>& a) {
             const T* lab = kLabels ? panel_labels.get() + p * labels * P : nullptr;
             for (std::int64_t t0 = c0; t0 < c1; t0 += kTile) {
               const std::int64_t cols = std::min(kTile, c1 - t0);
-              if (power && !power_mod) {
+              if (power) {
                 TileLogitsPower<kLabels>(d, panel, a.y + t0 * a.y_stride, a.y_stride, dim,
-                                         panel_norm2.get() + p * P, a.y_norm2 + t0, a.bias + t0,
-                                         a.scale, a.power, lab,
-                                         kLabels ? a.col_labels + t0 : nullptr, cols, logits.get());
-              } else if (power) {
-                TileLogits<false>(d, panel, a.y + t0 * a.y_stride, a.y_stride, dim, a.y_norm2 + t0,
-                                  T(-2), nullptr, nullptr, cols, logits.get());
-                PowerTile<kLabels>(d, logits.get(), cols, panel_norm2.get() + p * P, a.y_norm2 + t0,
-                                   a.bias + t0, a.scale, a.power, lab,
-                                   kLabels ? a.col_labels + t0 : nullptr, a.value_exponent,
-                                   power_mod ? mod.get() : nullptr);
+                                         a.bias + t0, a.scale, a.power, lab,
+                                         kLabels ? a.col_labels + t0 : nullptr, a.value_exponent,
+                                         power_mod ? mod.get() : nullptr, cols, logits.get());
               } else {
                 TileLogits<kLabels>(d, panel, a.y + t0 * a.y_stride, a.y_stride, dim, a.bias + t0,
                                     a.scale, lab, kLabels ? a.col_labels + t0 : nullptr, cols,
@@ -408,7 +399,6 @@ void RowMin(const MinArgs<T>& a) {
     auto logits = Allocate<T>(kTile * P);
     auto best = Allocate<T>(kPanels * P);
     auto arg = Allocate<TI>(kPanels * P);
-    auto panel_norm2 = Allocate<T>(power ? kPanels * P : 0);
 
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t b = 0; b < blocks; ++b) {
@@ -416,7 +406,6 @@ void RowMin(const MinArgs<T>& a) {
       const std::int64_t rows = std::min(block_rows, a.n - row0);
       const std::int64_t panels = (rows + P - 1) / P;
       PackPanels(a.x, a.x_stride, dim, row0, rows, P, packed.get());
-      if (power) PackPanels(a.x_norm2, 1, 1, row0, rows, P, panel_norm2.get());
       std::fill_n(best.get(), panels * P, std::numeric_limits<T>::infinity());
       std::fill_n(arg.get(), panels * P, TI(-1));
       for (std::int64_t c0 = 0; c0 < a.m; c0 += chunk) {
@@ -425,10 +414,9 @@ void RowMin(const MinArgs<T>& a) {
           for (std::int64_t t0 = c0; t0 < c1; t0 += kTile) {
             const std::int64_t cols = std::min(kTile, c1 - t0);
             if (power) {
-              TileLogits<false>(d, packed.get() + p * dim * P, a.y + t0 * a.y_stride, a.y_stride,
-                                dim, a.y_norm2 + t0, T(-2), nullptr, nullptr, cols, logits.get());
-              PowerTile<false>(d, logits.get(), cols, panel_norm2.get() + p * P, a.y_norm2 + t0,
-                               a.bias + t0, a.scale, a.power, nullptr, nullptr, T(0), nullptr);
+              TileLogitsPower<false>(d, packed.get() + p * dim * P, a.y + t0 * a.y_stride,
+                                     a.y_stride, dim, a.bias + t0, a.scale, a.power, nullptr,
+                                     nullptr, T(0), nullptr, cols, logits.get());
             } else {
               TileLogits<false>(d, packed.get() + p * dim * P, a.y + t0 * a.y_stride, a.y_stride,
                                 dim, a.bias + t0, a.scale, nullptr, nullptr, cols, logits.get());

@@ -43,8 +43,7 @@ void check(const LseArgs<T>& a) {
   require(a.num_labels == 0 ||
               (a.label_bias && (a.n == 0 || a.row_labels) && (a.m == 0 || a.col_labels)),
           "lse.label_bias", "missing label table or labels");
-  require(a.power == 0 || ((a.n == 0 || a.x_norm2) && (a.m == 0 || a.y_norm2) && a.dm == 0),
-          "lse.power", "missing squared norms, or combined with a dot-product modulation");
+  require(a.power == 0 || a.dm == 0, "lse.power", "combined with a dot-product modulation");
 }
 
 template <class T>
@@ -54,8 +53,6 @@ void check(const MinArgs<T>& a) {
   require(a.m == 0 || (a.y && a.y_stride >= a.d && a.bias), "min.y", "missing or bad stride");
   require(a.n == 0 || (a.row_min && a.row_argmin), "min.row_min", "missing output");
   require(sizeof(T) == 8 || a.m < (std::int64_t{1} << 31), "min.y", "too many columns");
-  require(a.power == 0 || ((a.n == 0 || a.x_norm2) && (a.m == 0 || a.y_norm2)), "min.power",
-          "missing squared norms");
 }
 }  // namespace
 

@@ -6,109 +6,59 @@
 
 #include <cstdint>
 #include <limits>
-#include <tuple>
 
 HWY_BEFORE_NAMESPACE();
 namespace birkhoff::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// A squared distance within this many ulps of |x|^2 + |y|^2 is rounding: the pair coincides.
-constexpr double kCoincident = 8;
-
-// sqrt(s) where `positive`, else 0. In float the reciprocal square-root estimate with one
-// Newton step (relative error about 2^-22, below the logits' own rounding) is a few times
-// cheaper than the square root; double keeps the square root.
-template <class D, class V = hn::Vec<D>, class M>
-HWY_INLINE V Sqrt(D d, V s, M positive) {
+// sqrt(s), 0 where s is 0. In float the reciprocal square-root estimate with one Newton step
+// (relative error about 2^-22, below the logits' own rounding) is a few times cheaper than the
+// square root; double keeps the square root.
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V Sqrt(D d, V s) {
   using T = hn::TFromD<D>;
   if constexpr (sizeof(T) == 4) {
     const V r = hn::ApproximateReciprocalSqrt(s);
     // r (3 - s r^2) / 2, then sqrt(s) = s r.
     const V refined =
         hn::Mul(hn::Mul(r, hn::Set(d, T(0.5))), hn::NegMulAdd(hn::Mul(s, r), r, hn::Set(d, T(3))));
-    return hn::IfThenElseZero(positive, hn::Mul(s, refined));
+    return hn::IfThenElseZero(hn::Gt(s, hn::Zero(d)), hn::Mul(s, refined));
   } else {
-    return hn::IfThenElseZero(positive, hn::Sqrt(s));
+    return hn::Sqrt(s);
   }
 }
 
-// The distance-power form of one tile (LseArgs::power): `tile` holds yn_c - 2 <x_r, y_c> from
-// TileLogits; adds the panel's row norms to give s = |x_r - y_c|^2, then writes the logits
-// scale * s^(power / 2) + bias_c (+ the label bias) in place and, with `mod`, the value factors
-// s^value_exponent. An s within the rounding of xn + yn (kCoincident ulps) is a coincident pair:
-// s = 0, and a factor of 0 when the exponent is negative (the subgradient of least norm).
-template <int kPow, bool kLabels, class D>
-HWY_INLINE void PowerTileOf(D d, hn::TFromD<D>* HWY_RESTRICT tile, std::int64_t cols,
-                            const hn::TFromD<D>* HWY_RESTRICT panel_norm2,
-                            const hn::TFromD<D>* HWY_RESTRICT col_norm2,
-                            const hn::TFromD<D>* HWY_RESTRICT bias, hn::TFromD<D> scale,
-                            hn::TFromD<D> power, const hn::TFromD<D>* panel_labels,
-                            const std::int32_t* col_labels, hn::TFromD<D> value_exponent,
-                            hn::TFromD<D>* HWY_RESTRICT mod) {
+// s^(p/2) for the power kind kPow (1: p = 1, 2: p = 2, 0: any p, as 2^((p/2) log2 s), whose
+// exponent stays below T's range since the cost does), 0 at s = 0.
+template <int kPow, class D, class V = hn::Vec<D>>
+HWY_INLINE V PowerOf(D d, V s, V half_p) {
   using T = hn::TFromD<D>;
-  using V = hn::Vec<D>;
-  const std::int64_t N = static_cast<std::int64_t>(hn::Lanes(d));
-  const std::int64_t P = 2 * N;
-  const V s_scale = hn::Set(d, scale);
-  const V half_p = hn::Set(d, power / 2), q = hn::Set(d, value_exponent);
-  const V tiny = hn::Set(d, std::numeric_limits<T>::min());
-  const V ulps = hn::Set(d, kCoincident * std::numeric_limits<T>::epsilon());
-  for (std::int64_t c = 0; c < cols; ++c)
-    for (std::int64_t h = 0; h < 2; ++h) {
-      T* z = tile + c * P + h * N;
-      const V xn = hn::Load(d, panel_norm2 + h * N);
-      const V raw = hn::Add(hn::Load(d, z), xn);
-      const auto apart = hn::Gt(raw, hn::Mul(ulps, hn::Add(xn, hn::Set(d, col_norm2[c]))));
-      const V s = hn::IfThenElseZero(apart, raw);
-      V phi;
-      if constexpr (kPow == 1) {
-        phi = Sqrt(d, s, apart);
-      } else if constexpr (kPow == 2) {
-        phi = s;
-      } else {
-        // s^(p/2) = 2^((p/2) log2 s); the exponent stays below T's range since the cost does.
-        phi = hn::IfThenElseZero(
-            apart, Exp2NonPositive(d, hn::Mul(half_p, hn::Log2(d, hn::Max(s, tiny)))));
-      }
-      V b = hn::Set(d, bias[c]);
-      if constexpr (kLabels)
-        b = hn::Add(
-            b, hn::Load(d, panel_labels + static_cast<std::int64_t>(col_labels[c]) * P + h * N));
-      if (mod) {
-        V f = hn::Exp(d, hn::Mul(q, hn::Log(d, hn::Max(s, tiny))));
-        if (value_exponent < 0) f = hn::IfThenElseZero(apart, f);
-        hn::Store(f, d, mod + c * P + h * N);
-      }
-      hn::Store(hn::MulAdd(phi, s_scale, b), d, z);
-    }
-}
-
-// PowerTileOf with the power's special cases (1: a square root, 2: none) chosen once a tile.
-template <bool kLabels, class D, class... Args>
-HWY_INLINE void PowerTile(D d, hn::TFromD<D>* tile, std::int64_t cols,
-                          const hn::TFromD<D>* panel_norm2, const hn::TFromD<D>* col_norm2,
-                          const hn::TFromD<D>* bias, hn::TFromD<D> scale, hn::TFromD<D> power,
-                          Args... rest) {
-  using T = hn::TFromD<D>;
-  if (power == T(1)) {
-    PowerTileOf<1, kLabels>(d, tile, cols, panel_norm2, col_norm2, bias, scale, power, rest...);
-  } else if (power == T(2)) {
-    PowerTileOf<2, kLabels>(d, tile, cols, panel_norm2, col_norm2, bias, scale, power, rest...);
+  if constexpr (kPow == 1) {
+    return Sqrt(d, s);
+  } else if constexpr (kPow == 2) {
+    return s;
   } else {
-    PowerTileOf<0, kLabels>(d, tile, cols, panel_norm2, col_norm2, bias, scale, power, rest...);
+    const V tiny = hn::Set(d, std::numeric_limits<T>::min());
+    return hn::IfThenElseZero(hn::Gt(s, hn::Zero(d)),
+                              Exp2NonPositive(d, hn::Mul(half_p, hn::Log2(d, hn::Max(s, tiny)))));
   }
 }
 
-// The distance-power logits of NR columns, fused: the accumulators of the dot products give
-// s = xn_r + yn_c - 2 <x_r, y_c> in registers, and out[c * P + r] = scale * s^(p/2) + bias_c
-// (+ the label bias) is stored once (PowerTileOf's arithmetic without its second pass).
+// The distance-power logits of NR columns for the P rows of one packed panel: the squared
+// distances s = |x_r - y_c|^2 are summed from the coordinates' differences (no cancellation:
+// two points closer than float32's resolution of |x|^2 still get their distance, and a point's
+// distance to itself is exactly 0), then out[c * P + r] = scale * s^(p/2) + bias_c (+ the label
+// bias). With `mod`, also the value factors mod[c * P + r] = s^value_exponent, 0 at s = 0 when
+// the exponent is negative (the subgradient of least norm).
 template <int NR, int kPow, bool kLabels, class D>
-HWY_INLINE void MicroKernelPower(
-    D d, const hn::TFromD<D>* HWY_RESTRICT panel, const hn::TFromD<D>* HWY_RESTRICT y,
-    std::int64_t y_stride, std::int64_t dim, const hn::TFromD<D>* HWY_RESTRICT panel_norm2,
-    const hn::TFromD<D>* HWY_RESTRICT col_norm2, const hn::TFromD<D>* HWY_RESTRICT bias,
-    hn::TFromD<D> scale, hn::TFromD<D> power, const hn::TFromD<D>* HWY_RESTRICT panel_labels,
-    const std::int32_t* HWY_RESTRICT col_labels, hn::TFromD<D>* HWY_RESTRICT out) {
+HWY_INLINE void MicroKernelPower(D d, const hn::TFromD<D>* HWY_RESTRICT panel,
+                                 const hn::TFromD<D>* HWY_RESTRICT y, std::int64_t y_stride,
+                                 std::int64_t dim, const hn::TFromD<D>* HWY_RESTRICT bias,
+                                 hn::TFromD<D> scale, hn::TFromD<D> power,
+                                 const hn::TFromD<D>* HWY_RESTRICT panel_labels,
+                                 const std::int32_t* HWY_RESTRICT col_labels,
+                                 hn::TFromD<D> value_exponent, hn::TFromD<D>* HWY_RESTRICT mod,
+                                 hn::TFromD<D>* HWY_RESTRICT out) {
   using T = hn::TFromD<D>;
   using V = hn::Vec<D>;
   const std::int64_t N = static_cast<std::int64_t>(hn::Lanes(d));
@@ -124,35 +74,27 @@ HWY_INLINE void MicroKernelPower(
     const V x1 = hn::Load(d, panel + k * 2 * N + N);
     for (int c = 0; c < NR; ++c) {
       const V yb = hn::Set(d, yc[c][k]);
-      acc0[c] = hn::MulAdd(x0, yb, acc0[c]);
-      acc1[c] = hn::MulAdd(x1, yb, acc1[c]);
+      const V e0 = hn::Sub(x0, yb), e1 = hn::Sub(x1, yb);
+      acc0[c] = hn::MulAdd(e0, e0, acc0[c]);
+      acc1[c] = hn::MulAdd(e1, e1, acc1[c]);
     }
   }
-  const V s_scale = hn::Set(d, scale), minus2 = hn::Set(d, T(-2));
-  const V ulps = hn::Set(d, kCoincident * std::numeric_limits<T>::epsilon());
-  const V half_p = hn::Set(d, power / 2), tiny = hn::Set(d, std::numeric_limits<T>::min());
-  const V xn[2] = {hn::Load(d, panel_norm2), hn::Load(d, panel_norm2 + N)};
+  const V s_scale = hn::Set(d, scale), half_p = hn::Set(d, power / 2);
+  const V q = hn::Set(d, value_exponent), tiny = hn::Set(d, std::numeric_limits<T>::min());
   for (int c = 0; c < NR; ++c) {
-    const V yn = hn::Set(d, col_norm2[c]);
     const V b = hn::Set(d, bias[c]);
     for (int h = 0; h < 2; ++h) {
-      const V norms = hn::Add(xn[h], yn);
-      const V raw = hn::MulAdd(h == 0 ? acc0[c] : acc1[c], minus2, norms);
-      const auto apart = hn::Gt(raw, hn::Mul(ulps, norms));
-      V phi;
-      if constexpr (kPow == 1) {
-        phi = Sqrt(d, raw, apart);
-      } else if constexpr (kPow == 2) {
-        phi = hn::IfThenElseZero(apart, raw);
-      } else {
-        phi = hn::IfThenElseZero(
-            apart, Exp2NonPositive(d, hn::Mul(half_p, hn::Log2(d, hn::Max(raw, tiny)))));
-      }
+      const V s = h == 0 ? acc0[c] : acc1[c];
       V bb = b;
       if constexpr (kLabels)
         bb = hn::Add(bb, hn::Load(d, panel_labels +
                                          static_cast<std::int64_t>(col_labels[c]) * 2 * N + h * N));
-      hn::Store(hn::MulAdd(phi, s_scale, bb), d, out + c * 2 * N + h * N);
+      hn::Store(hn::MulAdd(PowerOf<kPow>(d, s, half_p), s_scale, bb), d, out + c * 2 * N + h * N);
+      if (mod) {
+        V f = hn::Exp(d, hn::Mul(q, hn::Log(d, hn::Max(s, tiny))));
+        if (value_exponent < 0) f = hn::IfThenElseZero(hn::Gt(s, hn::Zero(d)), f);
+        hn::Store(f, d, mod + c * 2 * N + h * N);
+      }
     }
   }
 }
@@ -160,40 +102,47 @@ HWY_INLINE void MicroKernelPower(
 template <int kPow, bool kLabels, class D>
 HWY_INLINE void TileLogitsPowerOf(D d, const hn::TFromD<D>* panel, const hn::TFromD<D>* y,
                                   std::int64_t y_stride, std::int64_t dim,
-                                  const hn::TFromD<D>* panel_norm2, const hn::TFromD<D>* col_norm2,
                                   const hn::TFromD<D>* bias, hn::TFromD<D> scale,
                                   hn::TFromD<D> power, const hn::TFromD<D>* panel_labels,
-                                  const std::int32_t* col_labels, std::int64_t cols,
-                                  hn::TFromD<D>* out) {
+                                  const std::int32_t* col_labels, hn::TFromD<D> value_exponent,
+                                  hn::TFromD<D>* mod, std::int64_t cols, hn::TFromD<D>* out) {
   const std::int64_t P = 2 * static_cast<std::int64_t>(hn::Lanes(d));
   auto lab = [&](std::int64_t c) { return kLabels ? col_labels + c : nullptr; };
+  auto at = [&](std::int64_t c) { return mod ? mod + c * P : nullptr; };
   std::int64_t c = 0;
   for (; c + kNR <= cols; c += kNR)
-    MicroKernelPower<kNR, kPow, kLabels>(d, panel, y + c * y_stride, y_stride, dim, panel_norm2,
-                                         col_norm2 + c, bias + c, scale, power, panel_labels,
-                                         lab(c), out + c * P);
+    MicroKernelPower<kNR, kPow, kLabels>(d, panel, y + c * y_stride, y_stride, dim, bias + c, scale,
+                                         power, panel_labels, lab(c), value_exponent, at(c),
+                                         out + c * P);
   for (; c + 4 <= cols; c += 4)
-    MicroKernelPower<4, kPow, kLabels>(d, panel, y + c * y_stride, y_stride, dim, panel_norm2,
-                                       col_norm2 + c, bias + c, scale, power, panel_labels, lab(c),
+    MicroKernelPower<4, kPow, kLabels>(d, panel, y + c * y_stride, y_stride, dim, bias + c, scale,
+                                       power, panel_labels, lab(c), value_exponent, at(c),
                                        out + c * P);
   for (; c < cols; ++c)
-    MicroKernelPower<1, kPow, kLabels>(d, panel, y + c * y_stride, y_stride, dim, panel_norm2,
-                                       col_norm2 + c, bias + c, scale, power, panel_labels, lab(c),
+    MicroKernelPower<1, kPow, kLabels>(d, panel, y + c * y_stride, y_stride, dim, bias + c, scale,
+                                       power, panel_labels, lab(c), value_exponent, at(c),
                                        out + c * P);
 }
 
-// The fused distance-power logits of a tile, the power's special cases chosen once a tile.
-template <bool kLabels, class D, class... Args>
+// The distance-power logits of a tile (and, with `mod`, its value factors), the power's
+// special cases chosen once a tile.
+template <bool kLabels, class D>
 HWY_INLINE void TileLogitsPower(D d, const hn::TFromD<D>* panel, const hn::TFromD<D>* y,
-                                std::int64_t y_stride, std::int64_t dim, Args... rest) {
+                                std::int64_t y_stride, std::int64_t dim, const hn::TFromD<D>* bias,
+                                hn::TFromD<D> scale, hn::TFromD<D> power,
+                                const hn::TFromD<D>* panel_labels, const std::int32_t* col_labels,
+                                hn::TFromD<D> value_exponent, hn::TFromD<D>* mod, std::int64_t cols,
+                                hn::TFromD<D>* out) {
   using T = hn::TFromD<D>;
-  const T power = std::get<4>(std::tuple<Args...>(rest...));
   if (power == T(1)) {
-    TileLogitsPowerOf<1, kLabels>(d, panel, y, y_stride, dim, rest...);
+    TileLogitsPowerOf<1, kLabels>(d, panel, y, y_stride, dim, bias, scale, power, panel_labels,
+                                  col_labels, value_exponent, mod, cols, out);
   } else if (power == T(2)) {
-    TileLogitsPowerOf<2, kLabels>(d, panel, y, y_stride, dim, rest...);
+    TileLogitsPowerOf<2, kLabels>(d, panel, y, y_stride, dim, bias, scale, power, panel_labels,
+                                  col_labels, value_exponent, mod, cols, out);
   } else {
-    TileLogitsPowerOf<0, kLabels>(d, panel, y, y_stride, dim, rest...);
+    TileLogitsPowerOf<0, kLabels>(d, panel, y, y_stride, dim, bias, scale, power, panel_labels,
+                                  col_labels, value_exponent, mod, cols, out);
   }
 }
 

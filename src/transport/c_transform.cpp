@@ -64,8 +64,6 @@ CTransform<T> c_transform(const PointCloud<T>& geometry, std::span<const T> g, s
   if (power) {
     args.scale = static_cast<T>(kappa);
     args.power = static_cast<T>(cost->exponent());
-    args.x_norm2 = geometry.x_norm2().data();
-    args.y_norm2 = geometry.y_norm2().data();
   }
   args.row_min = out.values.data();
   args.row_argmin = out.argmin.data();

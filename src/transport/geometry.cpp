@@ -43,16 +43,15 @@ std::vector<double> joint_centre(MatrixView<const T> x, MatrixView<const T> y) {
 }
 
 // Writes the centred rows of p and, for the dot-product form, the folded row terms
-// kappa/2 |p_i - c|^2 (else 0, with |p_i - c|^2 into norm2 for the distance-power tiles).
+// kappa/2 |p_i - c|^2 (0 for the distance-power form).
 template <class T>
 void centre_rows(MatrixView<const T> p, const std::vector<double>& centre, const GroundCost& cost,
-                 std::vector<T>& points, std::vector<T>& sqnorm, std::vector<T>& norm2) {
+                 std::vector<T>& points, std::vector<T>& sqnorm) {
   const std::int64_t n = p.rows, d = p.cols;
   const bool dot = cost.form() == CostForm::DotProduct;
   const double cs = 0.5 * cost.kappa();
   points.resize(static_cast<std::size_t>(n * d));
   sqnorm.assign(static_cast<std::size_t>(n), T(0));
-  if (!dot) norm2.resize(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) {
     double s = 0;
     for (std::int64_t k = 0; k < d; ++k) {
@@ -61,11 +60,7 @@ void centre_rows(MatrixView<const T> p, const std::vector<double>& centre, const
       points[static_cast<std::size_t>(i * d + k)] = v;
       s += static_cast<double>(v) * v;
     }
-    if (dot) {
-      sqnorm[static_cast<std::size_t>(i)] = static_cast<T>(cs * s);
-    } else {
-      norm2[static_cast<std::size_t>(i)] = static_cast<T>(s);
-    }
+    if (dot) sqnorm[static_cast<std::size_t>(i)] = static_cast<T>(cs * s);
   }
 }
 
@@ -129,8 +124,8 @@ PointCloud<T>::PointCloud(MatrixView<const T> x, MatrixView<const T> y, Cost cos
   data->d = x.cols;
   data->cost = std::move(cost);
   data->centre = joint_centre(x, y);
-  centre_rows(x, data->centre, model, data->x, data->x_sqnorm, data->x_norm2);
-  centre_rows(y, data->centre, model, data->y, data->y_sqnorm, data->y_norm2);
+  centre_rows(x, data->centre, model, data->x, data->x_sqnorm);
+  centre_rows(y, data->centre, model, data->y, data->y_sqnorm);
   data_ = std::move(data);
 }
 
@@ -150,8 +145,6 @@ PointCloud<U> PointCloud<T>::cast() const {
   b->y = to(a.y);
   b->x_sqnorm = to(a.x_sqnorm);
   b->y_sqnorm = to(a.y_sqnorm);
-  b->x_norm2 = to(a.x_norm2);
-  b->y_norm2 = to(a.y_norm2);
   b->x_scale = a.x_scale;
   b->y_scale = a.y_scale;
   b->num_labels = a.num_labels;

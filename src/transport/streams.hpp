@@ -56,16 +56,13 @@ struct Side {
   const double* label_cost = nullptr;
   std::int64_t num_labels = 0;
   // The distance-power form (CostForm::DistancePower; power 0 for the dot-product form):
-  // C_ij = kappa |u_i - v_j|^power with norm2 (n) = |u_i|^2.
-  const T* norm2 = nullptr;
+  // C_ij = kappa |u_i - v_j|^power.
   double power = 0;
 };
 
 template <class T>
-void set_cost_form(Side<T>& s, const PointCloud<T>& geom, std::span<const T> norm2) {
-  if (geom.cost()->form() != CostForm::DistancePower) return;
-  s.norm2 = norm2.data();
-  s.power = geom.cost()->exponent();
+void set_cost_form(Side<T>& s, const PointCloud<T>& geom) {
+  if (geom.cost()->form() == CostForm::DistancePower) s.power = geom.cost()->exponent();
 }
 
 template <class T>
@@ -77,7 +74,7 @@ Side<T> x_side(const PointCloud<T>& geom, const Weights<T>& a) {
     s.label_cost = geom.label_cost().data();
     s.num_labels = geom.num_labels();
   }
-  set_cost_form(s, geom, geom.x_norm2());
+  set_cost_form(s, geom);
   return s;
 }
 
@@ -90,7 +87,7 @@ Side<T> y_side(const PointCloud<T>& geom, const Weights<T>& b) {
     s.label_cost = geom.label_cost().data();
     s.num_labels = geom.num_labels();
   }
-  set_cost_form(s, geom, geom.y_norm2());
+  set_cost_form(s, geom);
   return s;
 }
 
@@ -162,8 +159,6 @@ void lse_pass(const Side<T>& rows, const Side<T>& cols, const T* col_hat, double
   if (rows.power > 0) {
     args.scale = static_cast<T>(-kappa * kLog2e / eps);
     args.power = static_cast<T>(rows.power);
-    args.x_norm2 = rows.norm2;
-    args.y_norm2 = cols.norm2;
     if (values && mod.distance_exponent != 0)
       args.value_exponent = static_cast<T>(mod.distance_exponent);
   }

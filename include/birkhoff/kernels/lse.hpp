@@ -32,11 +32,10 @@ namespace birkhoff::kernels {
 ///   mod_x (n, dm), mod_y (m, dm) row-major with the given strides. row_sum is unchanged.
 /// - Distance-power logits (power > 0, the CostForm::DistancePower costs such as |x - y|^p):
 ///   z_ij = scale * (s_ij)^(power / 2) + bias_j (+ the label bias) with the squared distance
-///   s_ij = x_norm2_i + y_norm2_j - 2 <x_i, y_j>, x_norm2 (n), y_norm2 (m) the rows' squared
-///   norms; an s_ij within 8 ulps of x_norm2_i + y_norm2_j is rounding and counts as 0 (a
-///   coincident pair). With values and value_exponent != 0, each value weight is also
-///   multiplied by max(s_ij, tiny)^value_exponent (the gradient and the <P, C> of such a cost;
-///   tiny the smallest normal T), 0 for a coincident pair when the exponent is negative.
+///   s_ij = sum_k (x_ik - y_jk)^2 summed from the differences (no cancellation: a point's
+///   distance to itself is exactly 0). With values and value_exponent != 0, each value weight
+///   is also multiplied by max(s_ij, tiny)^value_exponent (the gradient and the <P, C> of such
+///   a cost; tiny the smallest normal T), 0 for s_ij = 0 when the exponent is negative.
 ///   Modulated values by dot products (dm) are not combined with this form.
 /// - Block-sparse passes (row_block > 0 with range_ptr and ranges): rows come in groups of
 ///   `row_block` consecutive rows (the last may be shorter); group r reads only the columns of
@@ -69,8 +68,6 @@ struct LseArgs {
   std::int64_t mod_y_stride = 0;
   std::int64_t dm = 0;
   T power = 0;
-  const T* x_norm2 = nullptr;
-  const T* y_norm2 = nullptr;
   T value_exponent = 0;
   int num_threads = 0;
   std::int64_t row_block = 0;
@@ -97,8 +94,6 @@ struct MinArgs {
   T* row_min = nullptr;
   std::int64_t* row_argmin = nullptr;
   T power = 0;
-  const T* x_norm2 = nullptr;
-  const T* y_norm2 = nullptr;
   int num_threads = 0;
 };
 

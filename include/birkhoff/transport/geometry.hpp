@@ -32,7 +32,7 @@ struct LabelCost {
 /// cancellation in |u|^2 + |v|^2 - 2 <u, v> does). For the dot-product form the row terms
 /// alpha_i = kappa/2 |u_i - c|^2, beta_j = kappa/2 |v_j - c|^2 are folded out of the cost:
 /// C_ij = alpha_i + beta_j - kappa <u_i - c, v_j - c> [flashsinkhorn2026] §2.1; for the
-/// distance-power form they are 0 and the kernel reads the squared norms |u_i - c|^2 instead.
+/// distance-power form they are 0 and the kernel sums |u_i - v_j|^2 from the differences.
 /// Copying a PointCloud is cheap (the prepared arrays are shared). Memory O((n + m) d).
 template <class T>
 class PointCloud {
@@ -66,9 +66,6 @@ class PointCloud {
   /// distance-power form).
   std::span<const T> x_sqnorm() const { return data_->x_sqnorm; }
   std::span<const T> y_sqnorm() const { return data_->y_sqnorm; }
-  /// (n), (m) |u_i - c|^2: what the distance-power form's tiles read; empty otherwise.
-  std::span<const T> x_norm2() const { return data_->x_norm2; }
-  std::span<const T> y_norm2() const { return data_->y_norm2; }
   /// (n), (m) the feature map's scale of each point (GroundCost::feature); empty for the
   /// identity map.
   std::span<const double> x_scale() const { return data_->x_scale; }
@@ -91,7 +88,7 @@ class PointCloud {
     Cost cost;
     double diameter = 0;
     std::vector<double> centre;
-    std::vector<T> x, y, x_sqnorm, y_sqnorm, x_norm2, y_norm2;
+    std::vector<T> x, y, x_sqnorm, y_sqnorm;
     std::vector<double> x_scale, y_scale;
     std::int64_t num_labels = 0;
     std::vector<std::int32_t> x_labels, y_labels;

@@ -5,30 +5,29 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <type_traits>
 #include <vector>
 
 namespace birkhoff::kernels {
 namespace {
 
-// The squared distance of the distance-power form, as the kernel forms it: 0 within 8 ulps
-// (of T) of x_norm2 + y_norm2, where it is rounding (a coincident pair).
+// The squared distance of the distance-power form, from the coordinates' differences.
 template <class A>
-double sqdist(const A& a, std::int64_t i, std::int64_t j, double dot) {
-  using T = std::remove_cvref_t<decltype(*a.x)>;
-  const double norms = static_cast<double>(a.x_norm2[i]) + a.y_norm2[j];
-  const double s = norms - 2.0 * dot;
-  return s > 8 * std::numeric_limits<T>::epsilon() * norms ? s : 0.0;
+double sqdist(const A& a, std::int64_t i, std::int64_t j) {
+  double s = 0;
+  for (std::int64_t k = 0; k < a.d; ++k) {
+    const double e = static_cast<double>(a.x[i * a.x_stride + k]) - a.y[j * a.y_stride + k];
+    s += e * e;
+  }
+  return s;
 }
 
 // scale * <x_i, y_j>, or scale * s_ij^(power / 2) for the distance-power form.
 template <class A>
 double cost_term(const A& a, std::int64_t i, std::int64_t j) {
+  if (a.power > 0) return static_cast<double>(a.scale) * std::pow(sqdist(a, i, j), 0.5 * a.power);
   double dot = 0;
   for (std::int64_t k = 0; k < a.d; ++k)
     dot += static_cast<double>(a.x[i * a.x_stride + k]) * a.y[j * a.y_stride + k];
-  if (a.power > 0)
-    return static_cast<double>(a.scale) * std::pow(sqdist(a, i, j, dot), 0.5 * a.power);
   return static_cast<double>(a.scale) * dot;
 }
 
@@ -43,10 +42,7 @@ double logit(const LseArgs<T>& a, std::int64_t i, std::int64_t j) {
 template <class T>
 double modulation(const LseArgs<T>& a, std::int64_t i, std::int64_t j) {
   if (a.power > 0 && a.value_exponent != 0) {
-    double dot = 0;
-    for (std::int64_t k = 0; k < a.d; ++k)
-      dot += static_cast<double>(a.x[i * a.x_stride + k]) * a.y[j * a.y_stride + k];
-    const double s = sqdist(a, i, j, dot);
+    const double s = sqdist(a, i, j);
     if (a.value_exponent < 0 && s == 0) return 0.0;
     return std::pow(std::max(s, static_cast<double>(std::numeric_limits<T>::min())),
                     static_cast<double>(a.value_exponent));

@@ -23,7 +23,6 @@ struct Case {
   std::vector<T> label_bias, mod_x, mod_y;
   // Optional distance-power form (power > 0): the rows' squared norms and the value exponent.
   T power = 0, value_exponent = 0;
-  std::vector<T> x_norm2, y_norm2;
 };
 
 template <class T>
@@ -107,8 +106,6 @@ Out<T> run(const Case<T>& c, bool reference, int threads = 0, const Ranges* rang
   }
   if (c.power > 0) {
     a.power = c.power;
-    a.x_norm2 = c.x_norm2.data();
-    a.y_norm2 = c.y_norm2.data();
     a.value_exponent = c.value_exponent;
   }
   if (ranges != nullptr) {
@@ -317,8 +314,6 @@ MinOut<T> run_min(const Case<T>& c, bool reference) {
   a.row_argmin = o.arg.data();
   if (c.power > 0) {
     a.power = c.power;
-    a.x_norm2 = c.x_norm2.data();
-    a.y_norm2 = c.y_norm2.data();
   }
   if (reference) {
     row_min_reference(a);
@@ -405,18 +400,6 @@ void make_power(Case<T>& c, double p, double q, double scale_sign, double min_se
   c.power = static_cast<T>(p);
   c.value_exponent = static_cast<T>(q);
   c.scale = static_cast<T>(scale_sign * 4.0 / std::pow(2.0 * static_cast<double>(c.d), 0.5 * p));
-  auto norms = [&](const std::vector<T>& pts, std::int64_t rows) {
-    std::vector<T> out;
-    for (std::int64_t i = 0; i < rows; ++i) {
-      double s = 0;
-      for (std::int64_t k = 0; k < c.d; ++k)
-        s += static_cast<double>(pts[i * c.d + k]) * pts[i * c.d + k];
-      out.push_back(static_cast<T>(s));
-    }
-    return out;
-  };
-  c.x_norm2 = norms(c.x, c.n);
-  c.y_norm2 = norms(c.y, c.m);
 }
 
 // |x_i - y_j|^2 formed directly (no norms), in double.
@@ -577,7 +560,6 @@ Case<T> copies_case(std::int64_t d, double p, double q, unsigned seed) {
   make_power(c, p, q, -1.0, 0.3, seed + 1);
   for (std::int64_t j = 0; j < c.n; ++j)
     for (std::int64_t k = 0; k < d; ++k) c.y[j * d + k] = c.x[j * d + k];
-  for (std::int64_t j = 0; j < c.n; ++j) c.y_norm2[j] = c.x_norm2[j];
   return c;
 }
 
