@@ -48,7 +48,7 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym,
   note_conversions(converted, args.json || !speaks);
   require(!args.half_cost || args.cost == "sqeuclidean", "--half-cost",
           "applies to the sqeuclidean cost only, not " + args.cost);
-  const auto cost = transport::Cost::named(args.cost, args.p.value_or(0), args.half_cost ? 0.5 : 1);
+  const auto cost = transport::Cost::named(args.cost, args.p, args.half_cost ? 0.5 : 1);
   transport::OtProblem<T> problem;
   problem.geometry =
       transport::PointCloud<T>({xm.array.template as<T>("SOURCE").data(), xm.rows, xm.cols},

@@ -104,7 +104,7 @@ class SamplesLoss(torch.nn.Module):
         p: only 2.
         p: 1 (the cost |x - y|) or 2 (|x - y|^2 / 2), GeomLoss's two costs.
         blur: length scale; epsilon = blur**p (cost units).
-        reach: unbalanced OT with rho = reach**2 on both sides; None = balanced.
+        reach: unbalanced OT with rho = reach**p on both sides (GeomLoss's); None = balanced.
         diameter: start of the epsilon schedule (default: bounding-box diagonal).
         scaling: ratio between successive blurs, in (0, 1).
         truncate, cluster_scale: GeomLoss's multiscale settings; birkhoff's multiscale backend
@@ -174,8 +174,9 @@ class SamplesLoss(torch.nn.Module):
         self.potentials = bool(potentials)
         self.settings = _Settings(
             blur,
-            reach,
-            reach,
+            # GeomLoss's rho = reach**p is birkhoff's reach**2.
+            None if reach is None else float(reach) ** (p / 2),
+            None if reach is None else float(reach) ** (p / 2),
             cost_spec("euclidean", 1) if p == 1 else cost_spec(half_cost=True),
             debias,
             # GeomLoss's one sweep per epsilon: SamplesLoss's values are GeomLoss's.

@@ -436,8 +436,8 @@ def solver_options(**options: Any) -> dict:
 
 def cost_spec(
     cost: str = "sqeuclidean", p: float | None = None, half_cost: bool = False
-) -> tuple[str, float, float]:
-    """The ground cost as the native solvers take it, (name, p, scale), checked by the core.
+) -> tuple[str, float | None, float]:
+    """The ground cost as the native solvers take it, (name, p or None, scale), checked.
 
     Raises:
         ValueError: an unknown name, p for a cost that takes none or below 1, half_cost
@@ -445,14 +445,14 @@ def cost_spec(
     """
     if not isinstance(cost, str):
         raise TypeError(f"cost: expected a name such as 'sqeuclidean', got {type(cost).__name__}")
-    spec = (cost, 0.0 if p is None else as_float(p, "p"), 0.5 if half_cost else 1.0)
+    spec = (cost, None if p is None else as_float(p, "p"), 0.5 if half_cost else 1.0)
     if half_cost and cost != "sqeuclidean":
         raise ValueError(f"half_cost: applies to the sqeuclidean cost only, not {cost!r}")
     _birkhoff.cost_exponent(spec)
     return spec
 
 
-def blur_to_epsilon(blur: float, spec: tuple[str, float, float]) -> float:
+def blur_to_epsilon(blur: float, spec: tuple[str, float | None, float]) -> float:
     """The epsilon of a blur: blur**p for the cost's exponent p (GeomLoss's convention)."""
     return as_length(blur, "blur") ** _birkhoff.cost_exponent(spec)
 
@@ -508,7 +508,8 @@ class SamplesLoss:
     """GeomLoss-compatible loss: ``SamplesLoss("sinkhorn", p=2, blur=.05)(x, y)``.
 
     As in GeomLoss, p = 2 means the cost |x - y|^2 / 2 and p = 1 the distance |x - y|,
-    epsilon = blur^p, ``debias=True`` by default, and ``reach`` makes it unbalanced. Call it
+    epsilon = blur^p, ``debias=True`` by default, and ``reach`` makes it unbalanced with
+    rho = reach^p (GeomLoss's; :func:`sinkhorn`'s reach is rho = reach^2). Call it
     as ``loss(x, y)`` or ``loss(a, x, b, y)`` with numpy arrays, DLPack tensors or lists
     (converted as :func:`sinkhorn` does): it returns a float, or (f, g) with
     ``potentials=True`` (debiased potentials f_ab - f_aa, g_ab - g_bb when debias).
@@ -535,6 +536,8 @@ class SamplesLoss:
         if p not in (1, 2):
             raise ValueError(f"p: GeomLoss's costs are p=1 (|x-y|) and p=2 (|x-y|^2/2), got {p!r}")
         self.cost = {"cost": "euclidean", "p": 1} if p == 1 else {"half_cost": True}
+        # GeomLoss's rho = reach**p is sinkhorn's reach**2.
+        reach = None if reach is None else as_float(reach, "reach") ** (p / 2)
         self.blur, self.reach, self.diameter, self.scaling = blur, reach, diameter, scaling
         self.debias, self.potentials, self.num_threads = debias, potentials, num_threads
         self.kwargs = kwargs

@@ -92,8 +92,8 @@ transport::OtProblem<T> problem_from(const std::optional<In<T>>& a, const std::o
 
 /// The solver options from the described keyword names, with a progress callback that honours
 /// Ctrl-C and forwards to `progress` (None: none).
-/// A ground cost as Python passes it: (name, p, scale), p = 0 for the cost's default.
-using CostSpec = std::tuple<std::string, double, double>;
+/// A ground cost as Python passes it: (name, p, scale), p None for the cost's default.
+using CostSpec = std::tuple<std::string, std::optional<double>, double>;
 
 inline transport::Cost cost_from(const CostSpec& c) {
   return transport::Cost::named(std::get<0>(c), std::get<1>(c), std::get<2>(c));

@@ -36,7 +36,7 @@ Cost::Cost() : Cost(sqeuclidean()) {}
 
 Cost::Cost(std::shared_ptr<const GroundCost> model) : model_(std::move(model)) {}
 
-Cost Cost::sqeuclidean(double scale) { return named("sqeuclidean", 0, scale); }
+Cost Cost::sqeuclidean(double scale) { return named("sqeuclidean", {}, scale); }
 
 bool Cost::operator==(const Cost& other) const {
   return model_->name() == other.model_->name() && model_->kappa() == other.model_->kappa() &&

@@ -1,5 +1,6 @@
 // The costs every front end can name. A cost is registered by one entry of BIRKHOFF_COSTS; its
-// file in costs/ defines make_<name>(p, scale).
+// file in costs/ defines make_<name>(p, scale), p unset when the caller gave none.
+#include <optional>
 #include <string>
 
 #include "birkhoff/core/error.hpp"
@@ -10,7 +11,7 @@
 namespace birkhoff::transport {
 namespace costs {
 #define BIRKHOFF_DECLARE(name) \
-  std::shared_ptr<const GroundCost> make_##name(double p, double scale);
+  std::shared_ptr<const GroundCost> make_##name(std::optional<double> p, double scale);
 BIRKHOFF_COSTS(BIRKHOFF_DECLARE)
 #undef BIRKHOFF_DECLARE
 }  // namespace costs
@@ -19,7 +20,7 @@ namespace {
 
 struct Entry {
   const char* name;
-  std::shared_ptr<const GroundCost> (*make)(double p, double scale);
+  std::shared_ptr<const GroundCost> (*make)(std::optional<double> p, double scale);
 };
 
 #define BIRKHOFF_ENTRY(name) Entry{#name, &costs::make_##name},
@@ -28,7 +29,7 @@ constexpr Entry kRegistry[] = {BIRKHOFF_COSTS(BIRKHOFF_ENTRY)};
 
 }  // namespace
 
-Cost Cost::named(std::string_view name, double p, double scale) {
+Cost Cost::named(std::string_view name, std::optional<double> p, double scale) {
   for (const auto& e : kRegistry)
     if (name == e.name) return Cost(e.make(p, scale));
   std::string known;

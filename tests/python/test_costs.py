@@ -234,3 +234,26 @@ def test_torch_samples_loss_uses_or_refuses_every_argument(rng):
     assert float(dense) == pytest.approx(
         float(bt.SamplesLoss("sinkhorn", backend="tensorized", debias=False)(x, y)), rel=1e-12
     )
+
+
+def test_samples_loss_p1_unbalanced_matches_geomloss(rng):
+    # GeomLoss's unbalanced penalty is rho = reach**p.
+    torch = pytest.importorskip("torch")
+    geomloss = pytest.importorskip("geomloss")
+    import birkhoff.torch as bt
+
+    x = torch.from_numpy(rng.uniform(0, 1, (80, 2)))
+    y = torch.from_numpy(rng.uniform(0, 1, (60, 2)) + 0.3)
+    kw = dict(p=1, blur=0.05, scaling=0.7, reach=0.5, debias=False)
+    want = float(geomloss.SamplesLoss("sinkhorn", backend="tensorized", **kw)(x, y))
+    assert float(bt.SamplesLoss("sinkhorn", **kw)(x, y)) == pytest.approx(want, rel=1e-6)
+    assert birkhoff.SamplesLoss("sinkhorn", **kw)(x.numpy(), y.numpy()) == pytest.approx(
+        want, rel=1e-6
+    )
+
+
+def test_p_zero_is_refused_not_read_as_the_default(rng):
+    x, y, _, _ = _clouds(rng, 10, 10, 2)
+    for cost in ("euclidean", "cosine", "sqeuclidean"):
+        with pytest.raises(ValueError, match="^p"):
+            birkhoff.sinkhorn(x, y, cost=cost, p=0)

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -69,9 +70,10 @@ class Cost {
   /// scale |x - y|^2; scale 1/2 is GeomLoss's p = 2 cost.
   static Cost sqeuclidean(double scale = 1.0);
   /// A cost of the registry by name ("sqeuclidean", "euclidean", "cosine"); `p` is the power
-  /// of "euclidean" (|x - y|^p, p >= 1; p = 1 by default), `scale` the factor of
-  /// "sqeuclidean". @throws birkhoff::InvalidInput naming `cost` or `p`.
-  static Cost named(std::string_view name, double p = 0, double scale = 1.0);
+  /// of "euclidean" (|x - y|^p, p >= 1; unset: 1), `scale` the factor of "sqeuclidean".
+  /// @throws birkhoff::InvalidInput naming `cost`, `p` (a p the cost does not take, or out of
+  /// its range) or `scale`.
+  static Cost named(std::string_view name, std::optional<double> p = {}, double scale = 1.0);
   const GroundCost& model() const { return *model_; }
   const GroundCost* operator->() const { return model_.get(); }
   std::string name() const { return model_->name(); }

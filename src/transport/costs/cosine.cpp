@@ -2,6 +2,7 @@
 // y / |y|, so the dot-product form on normalised features, and the chain rule of the
 // normalisation takes the gradient back to the points.
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "birkhoff/core/error.hpp"
@@ -38,8 +39,8 @@ class Cosine final : public GroundCost {
 
 }  // namespace
 
-std::shared_ptr<const GroundCost> make_cosine(double p, double scale) {
-  require(p == 0, "p", "the cosine cost takes no p");
+std::shared_ptr<const GroundCost> make_cosine(std::optional<double> p, double scale) {
+  require(!p, "p", "the cosine cost takes no p");
   require(scale == 1, "scale", "only the sqeuclidean cost takes a scale");
   return std::make_shared<Cosine>();
 }

@@ -1,6 +1,7 @@
 // |x - y|^p for p >= 1 (p = 1: the Euclidean distance, GeomLoss's p = 1 cost): the tile forms
 // the squared distances by the dot-product kernel and raises them to p/2.
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "birkhoff/core/error.hpp"
@@ -23,11 +24,12 @@ class Euclidean final : public GroundCost {
 
 }  // namespace
 
-std::shared_ptr<const GroundCost> make_euclidean(double p, double scale) {
-  if (p == 0) p = 1;
-  require(std::isfinite(p) && p >= 1, "p", "the euclidean cost |x - y|^p needs p >= 1");
+std::shared_ptr<const GroundCost> make_euclidean(std::optional<double> p, double scale) {
+  const double power = p.value_or(1.0);
+  require(std::isfinite(power) && power >= 1, "p",
+          "the euclidean cost |x - y|^p needs p >= 1, got " + std::to_string(power));
   require(scale == 1, "scale", "only the sqeuclidean cost takes a scale");
-  return std::make_shared<Euclidean>(p);
+  return std::make_shared<Euclidean>(power);
 }
 
 }  // namespace birkhoff::transport::costs

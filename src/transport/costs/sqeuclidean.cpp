@@ -1,5 +1,6 @@
 // scale |x - y|^2: the dot-product form on the centred points themselves.
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "birkhoff/core/error.hpp"
@@ -24,8 +25,8 @@ class SqEuclidean final : public GroundCost {
 
 }  // namespace
 
-std::shared_ptr<const GroundCost> make_sqeuclidean(double p, double scale) {
-  require(p == 0 || p == 2, "p",
+std::shared_ptr<const GroundCost> make_sqeuclidean(std::optional<double> p, double scale) {
+  require(!p || *p == 2, "p",
           "the sqeuclidean cost is scale |x - y|^2; for |x - y|^p use cost euclidean with p");
   require(std::isfinite(scale) && scale > 0, "scale", "must be finite and > 0");
   return std::make_shared<SqEuclidean>(scale);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -33,11 +34,13 @@ using Vec = std::vector<double>;
 struct CostCase {
   std::string label;
   std::string name;
-  double p = 0;
+  double p = 0;  // 0: the cost's default
   double scale = 1;
   double epsilon = 0;
 
-  Cost cost() const { return Cost::named(name, p, scale); }
+  Cost cost() const {
+    return Cost::named(name, p == 0 ? std::nullopt : std::optional<double>(p), scale);
+  }
 
   double direct(const double* x, const double* y, std::int64_t d) const {
     double s = 0, xx = 0, yy = 0, xy = 0;
@@ -256,7 +259,7 @@ TEST(GroundCosts, CostMatrixIsTheDirectFormula) {
     for (std::size_t k = 0; k < got.size(); ++k)
       ASSERT_NEAR(from_geometry[k], want[k], 1e-12 * (1 + std::abs(want[k]))) << k;
   }
-  // Cosine is invariant under positive rescaling of either point, and p = 0 means p = 1.
+  // Cosine is invariant under positive rescaling of either point; an unset p means p = 1.
   Instance<double> inst(10, 12, 3, 8);
   inst.cost = Cost::named("cosine");
   const Vec before = raw_cost_matrix(inst);
@@ -495,6 +498,8 @@ TEST(GroundCosts, BadNamesParametersAndUnsupportedUsesNameTheArgument) {
       EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
   }
   expect_invalid([] { Cost::named("euclidean", 0.5); }, "p");
+  expect_invalid([] { Cost::named("euclidean", 0.0); }, "p");
+  expect_invalid([] { Cost::named("cosine", 0.0); }, "p");
   expect_invalid([] { Cost::named("euclidean", -1); }, "p");
   expect_invalid([] { Cost::named("euclidean", std::numeric_limits<double>::infinity()); }, "p");
   expect_invalid([] { Cost::named("euclidean", std::numeric_limits<double>::quiet_NaN()); }, "p");
