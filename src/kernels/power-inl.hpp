@@ -28,19 +28,34 @@ HWY_INLINE V Sqrt(D d, V s) {
   }
 }
 
-// s^(p/2) for the power kind kPow (1: p = 1, 2: p = 2, 0: any p, as 2^((p/2) log2 s), whose
-// exponent stays below T's range since the cost does), 0 at s = 0.
+// s^(p/2) = 2^((p/2) log2 s) for any p (its exponent stays below T's range since the cost
+// does), 0 at s = 0. Not inlined: the logarithm is large, and the micro-kernels are many.
+template <class D, class V = hn::Vec<D>>
+HWY_NOINLINE V GeneralPower(D d, V s, V half_p) {
+  using T = hn::TFromD<D>;
+  const V tiny = hn::Set(d, std::numeric_limits<T>::min());
+  return hn::IfThenElseZero(hn::Gt(s, hn::Zero(d)),
+                            Exp2NonPositive(d, hn::Mul(half_p, hn::Log2(d, hn::Max(s, tiny)))));
+}
+
+// The value factor s^q (0 at s = 0 when q < 0), not inlined for the same reason.
+template <class D, class V = hn::Vec<D>>
+HWY_NOINLINE V ValueFactor(D d, V s, V q, bool negative) {
+  using T = hn::TFromD<D>;
+  const V f =
+      hn::Exp(d, hn::Mul(q, hn::Log(d, hn::Max(s, hn::Set(d, std::numeric_limits<T>::min())))));
+  return negative ? hn::IfThenElseZero(hn::Gt(s, hn::Zero(d)), f) : f;
+}
+
+// s^(p/2) for the power kind kPow (1: p = 1, 2: p = 2, 0: any p).
 template <int kPow, class D, class V = hn::Vec<D>>
 HWY_INLINE V PowerOf(D d, V s, V half_p) {
-  using T = hn::TFromD<D>;
   if constexpr (kPow == 1) {
     return Sqrt(d, s);
   } else if constexpr (kPow == 2) {
     return s;
   } else {
-    const V tiny = hn::Set(d, std::numeric_limits<T>::min());
-    return hn::IfThenElseZero(hn::Gt(s, hn::Zero(d)),
-                              Exp2NonPositive(d, hn::Mul(half_p, hn::Log2(d, hn::Max(s, tiny)))));
+    return GeneralPower(d, s, half_p);
   }
 }
 
@@ -80,7 +95,7 @@ HWY_INLINE void MicroKernelPower(D d, const hn::TFromD<D>* HWY_RESTRICT panel,
     }
   }
   const V s_scale = hn::Set(d, scale), half_p = hn::Set(d, power / 2);
-  const V q = hn::Set(d, value_exponent), tiny = hn::Set(d, std::numeric_limits<T>::min());
+  const V q = hn::Set(d, value_exponent);
   for (int c = 0; c < NR; ++c) {
     const V b = hn::Set(d, bias[c]);
     for (int h = 0; h < 2; ++h) {
@@ -90,11 +105,7 @@ HWY_INLINE void MicroKernelPower(D d, const hn::TFromD<D>* HWY_RESTRICT panel,
         bb = hn::Add(bb, hn::Load(d, panel_labels +
                                          static_cast<std::int64_t>(col_labels[c]) * 2 * N + h * N));
       hn::Store(hn::MulAdd(PowerOf<kPow>(d, s, half_p), s_scale, bb), d, out + c * 2 * N + h * N);
-      if (mod) {
-        V f = hn::Exp(d, hn::Mul(q, hn::Log(d, hn::Max(s, tiny))));
-        if (value_exponent < 0) f = hn::IfThenElseZero(hn::Gt(s, hn::Zero(d)), f);
-        hn::Store(f, d, mod + c * 2 * N + h * N);
-      }
+      if (mod) hn::Store(ValueFactor(d, s, q, value_exponent < 0), d, mod + c * 2 * N + h * N);
     }
   }
 }
