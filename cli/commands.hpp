@@ -10,5 +10,6 @@ void add_color_transfer_command(CLI::App& app);
 void add_coarsen_command(CLI::App& app);
 void add_align_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
+void add_sliced_command(CLI::App& app);
 
 }  // namespace birkhoff::cli

@@ -14,6 +14,7 @@
 #include "birkhoff/core/describe.hpp"
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/io/npy.hpp"
+#include "birkhoff/io/npz.hpp"
 
 namespace birkhoff::cli {
 
@@ -118,6 +119,21 @@ void write_arrays(const std::string& dir, const S& s) {
       io::write_npy(dir + "/" + a.name + ".npy", std::span<const std::int64_t>(*shape),
                     (s.*(a.member)).data());
   });
+}
+
+/// Writes every described array of `s` as a member NAME of the .npz archive `path`, as
+/// write_arrays does for a folder.
+template <class S>
+void write_npz(const std::string& path, const S& s) {
+  io::NpzWriter npz(path);
+  std::vector<std::vector<std::int64_t>> shapes;  // kept until close()
+  for_each_array<S>([&](const auto& a) {
+    if (auto shape = array_shape(a, s)) {
+      shapes.push_back(std::move(*shape));
+      npz.add_view(a.name, std::span<const std::int64_t>(shapes.back()), (s.*(a.member)).data());
+    }
+  });
+  npz.close();
 }
 
 }  // namespace birkhoff::cli

@@ -12,6 +12,11 @@ from . import _birkhoff, datasets  # noqa: E402 (the native module loads OpenBLA
 from .align import Alignment, align  # noqa: E402
 from .align import score as align_score  # noqa: E402
 from .coarsen import Coarsening, coarsen  # noqa: E402
+from .sliced import (  # noqa: E402
+    SlicedResult,
+    max_sliced_wasserstein,
+    sliced_wasserstein,
+)
 from .transport import (  # noqa: E402
     SamplesLoss,
     SinkhornResult,
@@ -28,10 +33,13 @@ __all__ = [
     "Coarsening",
     "SamplesLoss",
     "SinkhornResult",
+    "SlicedResult",
     "coarsen",
+    "max_sliced_wasserstein",
     "partial_sinkhorn",
     "sinkhorn",
     "sinkhorn_divergence",
+    "sliced_wasserstein",
 ]
 #: The version of the C++ core this package was built with (CMakeLists.txt's project()).
 __version__ = _birkhoff.__version__

@@ -49,9 +49,17 @@ from ._torch_inputs import (
     _to_torch,
     _weights_in,
 )
+from ._torch_sliced import sliced_wasserstein
 from .transport import cost_spec
 
-__all__ = ["SamplesLoss", "TorchSinkhornResult", "c_transform", "inverse_hvp", "sinkhorn"]
+__all__ = [
+    "SamplesLoss",
+    "TorchSinkhornResult",
+    "c_transform",
+    "inverse_hvp",
+    "sinkhorn",
+    "sliced_wasserstein",
+]
 
 _BACKENDS = ("auto", "tensorized", "online", "multiscale")
 

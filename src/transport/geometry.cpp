@@ -7,21 +7,10 @@
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/transport/problem.hpp"
+#include "checks.hpp"
 
 namespace birkhoff::transport {
 namespace {
-
-template <class T>
-void check_points(MatrixView<const T> p, const char* name) {
-  require(p.rows > 0, name, "the point cloud is empty (need at least one point)");
-  require(p.cols > 0, name, "points have dimension 0");
-  require(p.data != nullptr && p.stride >= p.cols, name, "invalid array");
-  for (std::int64_t i = 0; i < p.rows; ++i)
-    for (std::int64_t k = 0; k < p.cols; ++k)
-      if (!std::isfinite(static_cast<double>(p(i, k))))
-        throw InvalidInput(std::string(name) + ": non-finite value at row " + std::to_string(i) +
-                           ", column " + std::to_string(k));
-}
 
 // Centre of the joint bounding box of x and y.
 template <class T>
@@ -100,8 +89,8 @@ double bounding_diameter(MatrixView<const T> x, MatrixView<const T> y) {
 
 template <class T>
 PointCloud<T>::PointCloud(MatrixView<const T> x, MatrixView<const T> y, Cost cost) {
-  check_points(x, "x");
-  check_points(y, "y");
+  detail::check_points(x, "x");
+  detail::check_points(y, "y");
   require(x.cols == y.cols, "y",
           "dimension mismatch: x has d = " + std::to_string(x.cols) +
               ", y has d = " + std::to_string(y.cols));

@@ -5,30 +5,10 @@
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
+#include "checks.hpp"
 
 namespace birkhoff::transport {
 namespace {
-
-template <class T>
-double check_weights(std::span<const T> w, std::int64_t n, const char* name, const char* points) {
-  if (w.empty()) return 1.0;
-  require(static_cast<std::int64_t>(w.size()) == n, name,
-          "has " + std::to_string(w.size()) + " entries but " + points + " has " +
-              std::to_string(n) + " points");
-  double mass = 0;
-  for (std::size_t i = 0; i < w.size(); ++i) {
-    const double v = static_cast<double>(w[i]);
-    if (!std::isfinite(v))
-      throw InvalidInput(std::string(name) + ": non-finite weight at index " + std::to_string(i));
-    if (v < 0)
-      throw InvalidInput(std::string(name) + ": negative weight " + std::to_string(v) +
-                         " at index " + std::to_string(i));
-    mass += v;
-  }
-  require(mass > 0, name, "total mass is zero (at least one weight must be positive)");
-  require(std::isfinite(mass), name, "total mass overflows");
-  return mass;
-}
 
 std::string number(double v) {
   std::ostringstream out;
@@ -66,11 +46,17 @@ void check_resolvable(double eps, double diameter, const GroundCost& cost) {
 
 }  // namespace
 
+void detail::check_equal_masses(double ma, double mb, const char* hint) {
+  if (std::abs(ma - mb) > 1e-5 * std::max(ma, mb))
+    throw InvalidInput("b: total masses differ (a: " + std::to_string(ma) +
+                       ", b: " + std::to_string(mb) + "); " + hint);
+}
+
 template <class T>
 void validate(const OtProblem<T>& problem) {
   require(!problem.geometry.empty(), "geometry", "is empty: build a PointCloud from x and y");
-  const double ma = check_weights(problem.a, problem.geometry.n(), "a", "x");
-  const double mb = check_weights(problem.b, problem.geometry.m(), "b", "y");
+  const double ma = detail::check_weights(problem.a, problem.geometry.n(), "a", "x");
+  const double mb = detail::check_weights(problem.b, problem.geometry.m(), "b", "y");
   const auto ra = reach_a(problem.marginals), rb = reach_b(problem.marginals);
   if (std::holds_alternative<Unbalanced>(problem.marginals))
     require(ra || rb, "reach_a", "unbalanced marginals need reach_a or reach_b");
@@ -84,10 +70,9 @@ void validate(const OtProblem<T>& problem) {
             "must be at most min(|a|, |b|) = " + number(std::min(ma, mb)) + ", got " +
                 number(partial->mass));
   }
-  if (!ra && !rb && !partial && std::abs(ma - mb) > 1e-5 * std::max(ma, mb))
-    throw InvalidInput("b: total masses differ (a: " + std::to_string(ma) +
-                       ", b: " + std::to_string(mb) +
-                       "); balanced OT needs equal masses: normalise the weights or set reach");
+  if (!ra && !rb && !partial)
+    detail::check_equal_masses(
+        ma, mb, "balanced OT needs equal masses: normalise the weights or set reach");
   require(std::isfinite(problem.epsilon) && std::isnormal(problem.epsilon) && problem.epsilon > 0,
           "epsilon", "must be a positive normal number, got " + number(problem.epsilon));
   check_resolvable<T>(problem.epsilon, support_diameter(problem), problem.geometry.cost().model());

@@ -4,6 +4,7 @@
 
 #include "birkhoff/core/describe.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
+#include "birkhoff/transport/sliced.hpp"
 
 namespace birkhoff {
 
@@ -99,6 +100,52 @@ struct Describe<transport::SinkhornReport> {
               "certified error (cost units) of a truncated update; 0 for dense"),
         field("kept_fraction", &S::kept_fraction, "pairs read per pass / (n m)"),
         field("levels", &S::levels, "the stages: coarse, anneal, final"),
+    };
+  }
+};
+
+/// The sliced Wasserstein settings as every front end shows them.
+template <>
+struct Describe<transport::SlicedOptions> {
+  using S = transport::SlicedOptions;
+  static constexpr auto fields() {
+    return std::tuple{
+        field("n_projections", &S::n_projections,
+              "number of random directions (when no directions are given)"),
+        field("seed", &S::seed, "seed of the random directions (the same on every machine)"),
+        field("p", &S::p, "exponent of the cost |s - t|^p on each line, p >= 1"),
+        field("max_sliced", &S::max_sliced,
+              "the largest projected cost instead of the mean (max-sliced Wasserstein)"),
+        field("num_threads", &S::num_threads, "OpenMP threads (0 = OpenMP's default)"),
+    };
+  }
+};
+
+/// The sliced Wasserstein result: the CLI's JSON and .npz members, Python's keys.
+template <class T>
+struct Describe<transport::SlicedResult<T>> {
+  using S = transport::SlicedResult<T>;
+  static std::vector<std::int64_t> lines(const S& s) { return {s.n_projections}; }
+  static std::vector<std::int64_t> directions(const S& s) { return {s.d, s.n_projections}; }
+  static std::vector<std::int64_t> nd(const S& s) { return {s.n, s.d}; }
+  static std::vector<std::int64_t> md(const S& s) { return {s.m, s.d}; }
+  static std::vector<std::int64_t> n(const S& s) { return {s.n}; }
+  static std::vector<std::int64_t> m(const S& s) { return {s.m}; }
+  static constexpr auto fields() {
+    return std::tuple{
+        field("loss", &S::loss, "SW_p: (mean, or max, of the projected W_p^p)^(1/p)"),
+        field("n_projections", &S::n_projections, "directions used"),
+    };
+  }
+  static constexpr auto arrays() {
+    return std::tuple{
+        array_field("projected", &S::projected, &lines, "W_p^p on each direction"),
+        array_field("projections", &S::projections, &directions,
+                    "the directions used, one per column"),
+        array_field("grad_x", &S::grad_x, &nd, "gradient of loss in x", true),
+        array_field("grad_y", &S::grad_y, &md, "gradient of loss in y", true),
+        array_field("grad_a", &S::grad_a, &n, "gradient of loss in a", true),
+        array_field("grad_b", &S::grad_b, &m, "gradient of loss in b", true),
     };
   }
 };
