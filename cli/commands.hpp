@@ -11,5 +11,6 @@ void add_coarsen_command(CLI::App& app);
 void add_align_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
 void add_sliced_command(CLI::App& app);
+void add_gromov_command(CLI::App& app);
 
 }  // namespace birkhoff::cli

@@ -81,6 +81,7 @@ int run(int argc, char** argv) {
   app.set_version_flag("--version", std::string("birkhoff ") + birkhoff::kVersion);
   birkhoff::cli::add_transport_command(app);
   birkhoff::cli::add_sliced_command(app);
+  birkhoff::cli::add_gromov_command(app);
   birkhoff::cli::add_color_transfer_command(app);
   birkhoff::cli::add_coarsen_command(app);
   birkhoff::cli::add_align_command(app);

@@ -12,6 +12,11 @@ from . import _birkhoff, datasets  # noqa: E402 (the native module loads OpenBLA
 from .align import Alignment, align  # noqa: E402
 from .align import score as align_score  # noqa: E402
 from .coarsen import Coarsening, coarsen  # noqa: E402
+from .gromov import (  # noqa: E402
+    GromovResult,
+    fused_gromov_wasserstein,
+    gromov_wasserstein,
+)
 from .sliced import (  # noqa: E402
     SlicedResult,
     max_sliced_wasserstein,
@@ -31,10 +36,13 @@ __all__ = [
     "align_score",
     "datasets",
     "Coarsening",
+    "GromovResult",
     "SamplesLoss",
     "SinkhornResult",
     "SlicedResult",
     "coarsen",
+    "fused_gromov_wasserstein",
+    "gromov_wasserstein",
     "max_sliced_wasserstein",
     "partial_sinkhorn",
     "sinkhorn",

@@ -49,13 +49,15 @@ from ._torch_inputs import (
     _to_torch,
     _weights_in,
 )
-from ._torch_sliced import sliced_wasserstein
+from ._torch_problems import fused_gromov_wasserstein, gromov_wasserstein, sliced_wasserstein
 from .transport import cost_spec
 
 __all__ = [
     "SamplesLoss",
     "TorchSinkhornResult",
     "c_transform",
+    "fused_gromov_wasserstein",
+    "gromov_wasserstein",
     "inverse_hvp",
     "sinkhorn",
     "sliced_wasserstein",

@@ -9,7 +9,7 @@ namespace nb = nanobind;
 namespace birkhoff::python {
 void register_transport(nb::module_& m);
 void register_transport_ops(nb::module_& m);
-void register_sliced(nb::module_& m);
+void register_problems(nb::module_& m);
 void register_coarsen(nb::module_& m);
 void register_align(nb::module_& m);
 }  // namespace birkhoff::python
@@ -34,7 +34,7 @@ NB_MODULE(_birkhoff, m) {
   });
   birkhoff::python::register_transport(m);
   birkhoff::python::register_transport_ops(m);
-  birkhoff::python::register_sliced(m);
+  birkhoff::python::register_problems(m);
   birkhoff::python::register_coarsen(m);
   birkhoff::python::register_align(m);
 }

@@ -66,6 +66,7 @@ BackendChoice choose_backend(const OtProblem<T>& problem, const SinkhornOptions&
       options.schedule == Schedule::GeomLoss ||
       (options.schedule == Schedule::Auto && (options.iterations > 0 || !options.epsilons.empty()));
   if (!cost_ok) return {Backend::Dense, "the " + cost.name() + " cost is dense"};
+  if (!options.init_f.empty()) return {Backend::Dense, "a warm start is dense"};
   if (geomloss) return {Backend::Dense, "the GeomLoss schedule is dense"};
   if (debias) return {Backend::Dense, "the debiased divergence is dense"};
   if (partial) return {Backend::Dense, "partial OT is dense"};

@@ -84,6 +84,7 @@ DivergenceSolution<T> sinkhorn_divergence_with(const OtProblem<T>& problem,
                                                const PassesMaker& maker) {
   validate(problem, options);
   choose_backend(problem, options, true);  // refuses what the divergence lacks
+  require(options.init_f.empty(), "init_f", "the divergence takes no warm start yet");
   Solver<T> solver(problem, options, true, nullptr, maker);
   solver.run();
   return solver.divergence();

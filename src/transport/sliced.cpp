@@ -9,6 +9,7 @@
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/core/system.hpp"
 #include "checks.hpp"
+#include "monotone.hpp"
 
 namespace birkhoff::transport {
 namespace {
@@ -41,7 +42,7 @@ struct PowerCost {
 
 // One cloud on the line: its points sorted by their projection (ties by index).
 struct Sorted {
-  std::vector<std::pair<double, std::int64_t>> order;
+  detail::SortedLine order;
 
   template <class T>
   void project(MatrixView<const T> z, const double* theta) {
@@ -65,54 +66,50 @@ struct LineOut {
   double* g = nullptr;
 };
 
-// W_p^p between the sorted clouds with weights wa, wb: the monotone (north-west corner)
-// coupling of the sorted points, which is optimal for a convex cost of s - t. Its staircase is
-// a spanning tree of the transport problem, whose dual f_i + g_j = c_ij on the tree is
-// feasible, so it also gives the potentials.
+// W_p^p between the sorted clouds with weights wa, wb, on their monotone coupling. Its
+// staircase is a spanning tree of the transport problem, whose dual f_i + g_j = c_ij on the
+// tree is feasible for a convex cost, so it also gives the potentials.
 template <class WA, class WB>
 double match_line(const Sorted& sx, const Sorted& sy, const WA& wa, const WB& wb, PowerCost cost,
                   const LineOut& out) {
-  const auto n = static_cast<std::int64_t>(sx.order.size());
-  const auto m = static_cast<std::int64_t>(sy.order.size());
-  auto pos_x = [&](std::int64_t i) { return sx.order[static_cast<std::size_t>(i)]; };
-  auto pos_y = [&](std::int64_t j) { return sy.order[static_cast<std::size_t>(j)]; };
+  const auto& px = sx.order;
+  const auto& py = sy.order;
   auto c = [&](std::int64_t i, std::int64_t j) {
-    return cost.value(pos_x(i).first - pos_y(j).first);
+    return cost.value(px[static_cast<std::size_t>(i)].first -
+                      py[static_cast<std::size_t>(j)].first);
   };
-  std::int64_t i = 0, j = 0;
-  double ra = wa(pos_x(0).second), rb = wb(pos_y(0).second);
-  if (out.f) {
-    out.f[pos_x(0).second] = 0;
-    out.g[pos_y(0).second] = c(0, 0);
-  }
+  auto f = [&](std::int64_t i) -> double& { return out.f[px[static_cast<std::size_t>(i)].second]; };
+  auto g = [&](std::int64_t j) -> double& { return out.g[py[static_cast<std::size_t>(j)].second]; };
   double total = 0;
-  for (;;) {
-    const double mass = std::min(ra, rb);
-    const double s = pos_x(i).first - pos_y(j).first;
-    total += mass * cost.value(s);
-    if (out.hx) {
-      const double slope = mass * cost.slope(s);
-      out.hx[pos_x(i).second] += slope;
-      out.hy[pos_y(j).second] -= slope;
-    }
-    ra -= mass;
-    rb -= mass;
-    if ((ra <= 0 && i + 1 == n) || (rb <= 0 && j + 1 == m)) break;
-    if (ra <= 0) {
-      ra = wa(pos_x(++i).second);
-      if (out.f) out.f[pos_x(i).second] = c(i, j) - out.g[pos_y(j).second];
-    }
-    if (rb <= 0) {
-      rb = wb(pos_y(++j).second);
-      if (out.f) out.g[pos_y(j).second] = c(i, j) - out.f[pos_x(i).second];
-    }
-  }
+  std::int64_t last_i = -1, last_j = -1;
+  const auto [end_i, end_j] =
+      detail::monotone_coupling(px, py, wa, wb, [&](std::int64_t i, std::int64_t j, double mass) {
+        const auto& [s_i, x_i] = px[static_cast<std::size_t>(i)];
+        const auto& [t_j, y_j] = py[static_cast<std::size_t>(j)];
+        total += mass * cost.value(s_i - t_j);
+        if (out.hx) {
+          const double slope = mass * cost.slope(s_i - t_j);
+          out.hx[x_i] += slope;
+          out.hy[y_j] -= slope;
+        }
+        if (out.f) {
+          if (last_i < 0) {
+            f(i) = 0;
+            g(j) = c(i, j);
+          } else {
+            if (i != last_i) f(i) = c(i, last_j) - g(last_j);
+            if (j != last_j) g(j) = c(i, j) - f(i);
+          }
+        }
+        last_i = i;
+        last_j = j;
+      });
   if (out.f) {
     // Points past the end of the other side (masses equal up to rounding): the same tree.
-    for (std::int64_t k = i + 1; k < n; ++k)
-      out.f[pos_x(k).second] = c(k, j) - out.g[pos_y(j).second];
-    for (std::int64_t k = j + 1; k < m; ++k)
-      out.g[pos_y(k).second] = c(i, k) - out.f[pos_x(i).second];
+    for (auto k = end_i + 1; k < static_cast<std::int64_t>(px.size()); ++k)
+      f(k) = c(k, end_j) - g(end_j);
+    for (auto k = end_j + 1; k < static_cast<std::int64_t>(py.size()); ++k)
+      g(k) = c(end_i, k) - f(end_i);
   }
   return total;
 }

@@ -82,6 +82,11 @@ Solver<T>::Solver(const OtProblem<T>& problem, const SinkhornOptions& options, b
   if (geomloss_ && options.iterations > 0 && options.epsilons.empty()) {
     eps_ = {problem.epsilon};
     repeats_ = options.iterations;
+  } else if (!options.init_f.empty()) {
+    eps_ = {problem.epsilon};  // warm: no annealing
+    const std::vector<T> f(options.init_f.begin(), options.init_f.end()),
+        g(options.init_g.begin(), options.init_g.end());
+    warm_start(f, g);
   } else {
     eps_ = epsilon_schedule(options, problem.epsilon, diameter, p);
   }

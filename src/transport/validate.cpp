@@ -116,6 +116,26 @@ void validate(const OtProblem<T>& problem, const SinkhornOptions& options) {
                          "until marginal_tol (budget: max_iter)");
   }
   require(options.num_threads >= 0, "num_threads", "must be >= 0");
+  if (!options.init_f.empty() || !options.init_g.empty()) {
+    require(!options.init_f.empty() && !options.init_g.empty(), "init_f",
+            "a warm start needs both potentials, init_f and init_g");
+    require(static_cast<std::int64_t>(options.init_f.size()) == problem.geometry.n(), "init_f",
+            "has " + std::to_string(options.init_f.size()) + " entries but x has " +
+                std::to_string(problem.geometry.n()) + " points");
+    require(static_cast<std::int64_t>(options.init_g.size()) == problem.geometry.m(), "init_g",
+            "has " + std::to_string(options.init_g.size()) + " entries but y has " +
+                std::to_string(problem.geometry.m()) + " points");
+    for (const auto* v : {&options.init_f, &options.init_g})
+      for (double e : *v)
+        require(std::isfinite(e), v == &options.init_f ? "init_f" : "init_g",
+                "non-finite potential");
+    const bool geomloss = options.schedule == Schedule::GeomLoss ||
+                          (options.schedule == Schedule::Auto &&
+                           (options.iterations > 0 || !options.epsilons.empty()));
+    require(!geomloss, "init_f", "a warm start applies to the converge schedule");
+    require(options.backend != Backend::Multiscale, "init_f",
+            "a warm start runs on the dense backend; use backend dense or auto");
+  }
 }
 
 template void validate(const OtProblem<float>&);

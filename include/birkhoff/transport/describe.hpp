@@ -3,6 +3,7 @@
 #include <tuple>
 
 #include "birkhoff/core/describe.hpp"
+#include "birkhoff/transport/gromov.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
 #include "birkhoff/transport/sliced.hpp"
 
@@ -146,6 +147,62 @@ struct Describe<transport::SlicedResult<T>> {
         array_field("grad_y", &S::grad_y, &md, "gradient of loss in y", true),
         array_field("grad_a", &S::grad_a, &n, "gradient of loss in a", true),
         array_field("grad_b", &S::grad_b, &m, "gradient of loss in b", true),
+    };
+  }
+};
+
+/// The Gromov-Wasserstein settings as every front end shows them (progress excepted).
+template <>
+struct Describe<transport::GromovOptions> {
+  using S = transport::GromovOptions;
+  static constexpr auto fields() {
+    return std::tuple{
+        field("alpha", &S::alpha,
+              "fused GW: weight of the structure term, (1 - alpha) features + alpha GW"),
+        field("max_iter", &S::max_iter, "outer iterations (one Sinkhorn solve each) at the most"),
+        field("tol", &S::tol, "stop when the linearisation changes by less than this (relative)"),
+        field("n_init", &S::n_init,
+              "initial plans: the product plan, then random monotone couplings; best kept"),
+        field("seed", &S::seed, "seed of the random initial plans"),
+        field("marginal_tol", &S::marginal_tol, "each inner solve's relative marginal error"),
+        field("inner_max_iter", &S::inner_max_iter, "each inner solve's iteration budget"),
+        field("num_threads", &S::num_threads, "OpenMP threads (0 = OpenMP's default)"),
+    };
+  }
+};
+
+/// The Gromov-Wasserstein result: the CLI's JSON and .npz members, Python's keys.
+template <>
+struct Describe<transport::GromovResult> {
+  using S = transport::GromovResult;
+  static std::vector<std::int64_t> ndx(const S& s) { return {s.n, s.dx}; }
+  static std::vector<std::int64_t> mdy(const S& s) { return {s.m, s.dy}; }
+  static std::vector<std::int64_t> ndf(const S& s) { return {s.n, s.df}; }
+  static std::vector<std::int64_t> mdf(const S& s) { return {s.m, s.df}; }
+  static std::vector<std::int64_t> nm(const S& s) { return {s.n, s.m}; }
+  static constexpr auto fields() {
+    return std::tuple{
+        field("loss", &S::loss, "the objective at the final plan, without the entropy"),
+        field("gw_loss", &S::gw_loss, "the Gromov-Wasserstein term"),
+        field("feature_loss", &S::feature_loss, "fused GW: the feature term <T, M>"),
+        field("epsilon", &S::epsilon, "the entropic regularisation"),
+        field("iterations", &S::iterations, "outer iterations of the kept initial plan"),
+        field("inner_iterations", &S::inner_iterations, "Sinkhorn iterations in all"),
+        field("converged", &S::converged, "tol met and the last inner solve converged"),
+        field("marginal_error", &S::marginal_error, "relative marginal error of the final plan"),
+        field("best_init", &S::best_init, "the initial plan kept (0: the product plan)"),
+        field("losses", &S::losses, "each initial plan's final loss"),
+    };
+  }
+  static constexpr auto arrays() {
+    return std::tuple{
+        array_field("grad_x", &S::grad_x, &ndx, "gradient of loss in x", true),
+        array_field("grad_y", &S::grad_y, &mdy, "gradient of loss in y", true),
+        array_field("grad_features_x", &S::grad_features_x, &ndf, "gradient of loss in features_x",
+                    true),
+        array_field("grad_features_y", &S::grad_features_y, &mdf, "gradient of loss in features_y",
+                    true),
+        array_field("plan", &S::plan, &nm, "the final plan", true),
     };
   }
 };

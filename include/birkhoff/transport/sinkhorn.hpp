@@ -83,6 +83,11 @@ struct SinkhornOptions {
   int block_size = 32;
   /// OpenMP threads; 0 = default. Results do not depend on it.
   int num_threads = 0;
+  /// Converge schedule, dense backend: a warm start from potentials f (n) and g (m) in the
+  /// solution's convention (a previous solve's f() and g(), or those of a nearby problem):
+  /// the annealing is skipped and the iterations start at the problem's epsilon. Both or
+  /// neither.
+  std::vector<double> init_f, init_g;
   /// Called once per iteration with stage "sinkhorn", the epsilon and the latest marginal error
   /// estimate; return false to cancel.
   ProgressCallback progress;
@@ -116,8 +121,8 @@ std::vector<double> epsilon_schedule(const SinkhornOptions& options, double epsi
 
 /// validate(problem), then the options against it: throws InvalidInput naming `scaling`,
 /// `diameter`, `epsilons`, `iterations`, `check_every`, `tol`, `max_iter`, `marginal_tol`,
-/// `block_size`, `schedule`, `backend` or `num_threads`, and `epsilon` when a schedule value is
-/// below what T resolves.
+/// `block_size`, `schedule`, `backend`, `num_threads` or `init_f`/`init_g`, and `epsilon` when a
+/// schedule value is below what T resolves.
 template <class T>
 void validate(const OtProblem<T>& problem, const SinkhornOptions& options);
 

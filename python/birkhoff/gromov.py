@@ -1,0 +1,243 @@
+"""Entropic Gromov-Wasserstein and fused GW between point clouds, in linear memory.
+
+With squared Euclidean inner costs the linearised GW cost at a plan T is
+M_ij = alpha_i + beta_j - 2 phi_i^T K chi_j, phi and chi the points' (d + 2)-dimensional
+lifted features and K a (dx + 2) x (dy + 2) matrix formed by one streamed plan product, so each
+outer iteration is one streamed Sinkhorn solve and nothing n x m is stored. The iteration is
+POT's projected gradient (``entropic_gromov_wasserstein``, solver "PGD") [peyre2016]; fused GW
+[vayer2019] adds a feature cost. The factorisation is that of [scetbon2022].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from . import _birkhoff
+from ._arrays import _as_array, as_float, as_int, as_weights, progress_callback
+
+__all__ = ["GromovResult", "fused_gromov_wasserstein", "gromov_wasserstein"]
+
+
+class GromovResult:
+    """The result of :func:`gromov_wasserstein` and :func:`fused_gromov_wasserstein`.
+
+    Attributes:
+        loss (float): the objective at the final plan, without the entropy: GW(T), or
+            alpha GW(T) + (1 - alpha) F(T) for fused GW (POT's ``gw_dist`` / ``fgw_dist``).
+        gw_loss (float): GW(T) = sum (|x_i - x_k|^2 - |y_j - y_l|^2)^2 T_ij T_kl, the marginal
+            terms taken at a and b (POT's square-loss ``gwloss``).
+        feature_loss (float): F(T) = sum T_ij |features_x_i - features_y_j|^2 (fused GW).
+        epsilon (float): the entropic regularisation.
+        iterations (int): outer iterations of the kept initial plan.
+        inner_iterations (int): Sinkhorn iterations of all outer iterations and initial plans.
+        converged (bool): the outer tolerance was met and the last inner solve converged.
+        marginal_error (float): relative marginal error of the final plan.
+        best_init (int): the initial plan kept (0: the product plan or ``init``).
+        losses (list of float): each initial plan's final loss.
+        grad_x (ndarray (n, dx)), grad_y (ndarray (m, dy)): gradients of ``loss`` at the final
+            plan held fixed (None unless ``gradients=True``).
+        grad_features_x, grad_features_y (ndarray (n, df), (m, df)): fused GW's.
+        plan (ndarray (n, m)): the final plan (None unless ``return_plan=True``).
+    """
+
+    def __init__(self, fields: dict):
+        self.__dict__.update(fields)
+
+    def __repr__(self):
+        return (
+            f"GromovResult(loss={self.loss:.6g}, iterations={self.iterations}, "
+            f"converged={self.converged})"
+        )
+
+
+def _points(obj, name):
+    arr = _as_array(obj, name)
+    if arr.dtype.kind not in "fiu":
+        raise TypeError(f"{name}: dtype {arr.dtype} is not supported; use a float array")
+    if arr.ndim == 1:
+        arr = arr.reshape(-1, 1)
+    if arr.ndim != 2:
+        raise ValueError(f"{name}: must be a 2-D array, got shape {arr.shape}")
+    return np.ascontiguousarray(arr, dtype=np.float64)
+
+
+def _solve(x, y, a, b, epsilon, features, init, options, gradients, return_plan, progress):
+    x, y = _points(x, "x"), _points(y, "y")
+    features_x, features_y = (None, None) if features is None else features
+    if features is not None:
+        features_x, features_y = (
+            _points(features_x, "features_x"),
+            _points(features_y, "features_y"),
+        )
+    if init is not None:
+        init = _points(init, "init")
+    described = {
+        "alpha": as_float(options.pop("alpha", 0.5), "alpha"),
+        "max_iter": as_int(options.pop("max_iter"), "max_iter"),
+        "tol": as_float(options.pop("tol"), "tol"),
+        "n_init": as_int(options.pop("n_init"), "n_init"),
+        "seed": as_int(options.pop("seed"), "seed", -(2**63), 2**63 - 1),
+        "marginal_tol": as_float(options.pop("marginal_tol"), "marginal_tol"),
+        "inner_max_iter": as_int(options.pop("inner_max_iter"), "inner_max_iter"),
+        "num_threads": as_int(options.pop("num_threads"), "num_threads"),
+    }
+    fields = _birkhoff.gromov_wasserstein(
+        x,
+        y,
+        as_weights(a, "a", np.float64),
+        as_weights(b, "b", np.float64),
+        as_float(epsilon, "epsilon"),
+        features_x,
+        features_y,
+        init,
+        bool(gradients),
+        bool(return_plan),
+        progress_callback(progress),
+        described,
+    )
+    return GromovResult(fields)
+
+
+def gromov_wasserstein(
+    x: ArrayLike,
+    y: ArrayLike,
+    a: ArrayLike | None = None,
+    b: ArrayLike | None = None,
+    *,
+    epsilon: float = 0.1,
+    max_iter: int = 100,
+    tol: float = 1e-4,
+    n_init: int = 1,
+    seed: int = 0,
+    init: ArrayLike | None = None,
+    marginal_tol: float = 1e-5,
+    inner_max_iter: int = 20000,
+    gradients: bool = False,
+    return_plan: bool = False,
+    num_threads: int = 0,
+    progress: bool | Callable[[str, int, int], None] | None = None,
+) -> GromovResult:
+    """Entropic Gromov-Wasserstein between two point clouds, O((n + m) d) memory.
+
+    Solves min_T GW(T) + epsilon KL(T | a b^T) over plans with marginals a and b, the inner
+    costs |x_i - x_k|^2 and |y_j - y_l|^2 and the square loss, by POT's projected gradient:
+    each outer iteration is the entropic OT plan (converged to ``marginal_tol``) for the
+    linearised cost 2 M(T).
+
+    Args:
+        x: (n, dx) source points (any real dtype; used as float64, a copy if it is not).
+        y: (m, dy) target points; dy may differ from dx.
+        a: (n,) non-negative weights, default uniform 1/n.
+        b: (m,) weights, default uniform 1/m; sum(a) == sum(b) (relative 1e-5).
+        epsilon: the entropic regularisation, in the units of the linearised cost (distance^4),
+            POT's ``epsilon``.
+        max_iter: outer iterations at the most, per initial plan.
+        tol: stop when K (the linearisation, which fixes the next plan) changes by less than
+            this, relative to its norm.
+        n_init: initial plans: the product plan a b^T (or ``init``), then n_init - 1 monotone
+            couplings of the clouds projected on random directions; the best is kept.
+        seed: seed of the random initial plans.
+        init: (n, m) an initial plan (POT's ``G0``) replacing the product plan.
+        marginal_tol: each inner solve's relative marginal error.
+        inner_max_iter: each inner solve's iteration budget.
+        gradients: also grad_x, grad_y (the final plan held fixed, POT's convention).
+        return_plan: also the dense (n, m) plan.
+        num_threads: OpenMP threads, 0 = OpenMP's default. Results do not depend on it.
+        progress: True for a progress bar, or a callable(stage, done, total).
+
+    Returns:
+        GromovResult.
+
+    Raises:
+        TypeError: an argument that is not a real array, an option of the wrong type.
+        ValueError: empty clouds, NaN/inf, bad or unequal weights, epsilon <= 0, init not of
+            shape (n, m), an option out of range.
+        KeyboardInterrupt: Ctrl-C during the solve.
+
+    Source: [peyre2016] (entropic GW), [scetbon2022] (the low-rank linearisation).
+    """
+    options = dict(
+        max_iter=max_iter,
+        tol=tol,
+        n_init=n_init,
+        seed=seed,
+        marginal_tol=marginal_tol,
+        inner_max_iter=inner_max_iter,
+        num_threads=num_threads,
+    )
+    return _solve(x, y, a, b, epsilon, None, init, options, gradients, return_plan, progress)
+
+
+def fused_gromov_wasserstein(
+    x: ArrayLike,
+    y: ArrayLike,
+    features_x: ArrayLike,
+    features_y: ArrayLike,
+    a: ArrayLike | None = None,
+    b: ArrayLike | None = None,
+    *,
+    alpha: float = 0.5,
+    epsilon: float = 0.1,
+    max_iter: int = 100,
+    tol: float = 1e-4,
+    n_init: int = 1,
+    seed: int = 0,
+    init: ArrayLike | None = None,
+    marginal_tol: float = 1e-5,
+    inner_max_iter: int = 20000,
+    gradients: bool = False,
+    return_plan: bool = False,
+    num_threads: int = 0,
+    progress: bool | Callable[[str, int, int], None] | None = None,
+) -> GromovResult:
+    """Entropic fused Gromov-Wasserstein: structure (x, y) and features together.
+
+    Minimises (1 - alpha) <T, M> + alpha GW(T) + epsilon KL(T | a b^T), with
+    M_ij = |features_x_i - features_y_j|^2 (POT's ``entropic_fused_gromov_wasserstein`` with
+    ``M = ot.dist(features_x, features_y)``), in O((n + m)(d + df)) memory.
+
+    Args:
+        x: (n, dx) source points (any real dtype; used as float64).
+        y: (m, dy) target points; dy may differ from dx.
+        features_x: (n, df) source features.
+        features_y: (m, df) target features.
+        a: (n,) non-negative weights, default uniform 1/n.
+        b: (m,) weights, default uniform 1/m; sum(a) == sum(b) (relative 1e-5).
+        alpha: weight of the structure term, in [0, 1].
+        epsilon: the entropic regularisation (POT's ``epsilon``).
+        max_iter: outer iterations at the most, per initial plan.
+        tol: relative change of the linearisation at which the outer loop stops.
+        n_init: initial plans: the product plan (or ``init``), then random monotone couplings.
+        seed: seed of the random initial plans.
+        init: (n, m) an initial plan (POT's ``G0``).
+        marginal_tol: each inner solve's relative marginal error.
+        inner_max_iter: each inner solve's iteration budget.
+        gradients: also grad_x, grad_y, grad_features_x, grad_features_y.
+        return_plan: also the dense (n, m) plan.
+        num_threads: OpenMP threads, 0 = OpenMP's default.
+        progress: True for a progress bar, or a callable(stage, done, total).
+
+    Returns:
+        GromovResult (loss = (1 - alpha) feature_loss + alpha gw_loss).
+
+    Raises:
+        As :func:`gromov_wasserstein`; ValueError naming features_x or features_y for a
+        wrong number of rows or columns, alpha outside [0, 1].
+
+    Source: [vayer2019].
+    """
+    options = dict(
+        alpha=alpha,
+        max_iter=max_iter,
+        tol=tol,
+        n_init=n_init,
+        seed=seed,
+        marginal_tol=marginal_tol,
+        inner_max_iter=inner_max_iter,
+        num_threads=num_threads,
+    )
+    features = (features_x, features_y)
+    return _solve(x, y, a, b, epsilon, features, init, options, gradients, return_plan, progress)

@@ -1,0 +1,70 @@
+// Bindings of the problems beside the two-measure solver (sliced Wasserstein, Gromov-Wasserstein):
+// one call each, the result as a dict of the described fields and arrays (the CLI's JSON keys
+// and .npz members).
+#include <nanobind/stl/optional.h>
+
+#include "arrays.hpp"
+#include "birkhoff/transport/describe.hpp"
+#include "birkhoff/transport/gromov.hpp"
+#include "birkhoff/transport/sliced.hpp"
+#include "describe.hpp"
+
+namespace birkhoff::python {
+namespace {
+
+template <class T>
+nb::dict sliced(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b,
+                std::optional<In<T>> projections, bool gradients, const nb::dict& options) {
+  const auto o = options_from_kwargs<transport::SlicedOptions>(options);
+  const auto xv = matrix(x, "x"), yv = matrix(y, "y");
+  const auto av = vector_view(a, "a"), bv = vector_view(b, "b");
+  MatrixView<const T> dirs;
+  if (projections) dirs = matrix(*projections, "projections");
+  auto r = call_without_gil(
+      [&] { return transport::sliced_wasserstein<T>(xv, yv, av, bv, o, dirs, gradients); });
+  nb::dict d = to_dict(r);
+  move_arrays(std::move(r), d);
+  return d;
+}
+
+nb::dict gromov(In<double> x, In<double> y, std::optional<In<double>> a,
+                std::optional<In<double>> b, double epsilon, std::optional<In<double>> features_x,
+                std::optional<In<double>> features_y, std::optional<In<double>> init,
+                bool gradients, bool plan, nb::object progress, const nb::dict& options) {
+  auto o = options_from_kwargs<transport::GromovOptions>(options);
+  o.progress = progress_with_signals(progress);
+  const auto xv = matrix(x, "x"), yv = matrix(y, "y");
+  const auto av = vector_view(a, "a"), bv = vector_view(b, "b");
+  MatrixView<const double> fx, fy, t0;
+  if (features_x) fx = matrix(*features_x, "features_x");
+  if (features_y) fy = matrix(*features_y, "features_y");
+  if (init) t0 = matrix(*init, "init");
+  auto r = call_without_gil([&] {
+    return transport::gromov_wasserstein(xv, yv, av, bv, epsilon, o, fx, fy, t0, gradients, plan);
+  });
+  nb::dict d = to_dict(r);
+  move_arrays(std::move(r), d);
+  return d;
+}
+
+template <class T>
+void bind(nb::module_& m) {
+  m.def("sliced_wasserstein", &sliced<T>, nb::arg("x"), nb::arg("y"), nb::arg("a").none(),
+        nb::arg("b").none(), nb::arg("projections").none(), nb::arg("gradients"),
+        nb::arg("options"));
+}
+
+}  // namespace
+
+void register_problems(nb::module_& m) {
+  bind<float>(m);
+  bind<double>(m);
+  m.def("gromov_wasserstein", &gromov, nb::arg("x"), nb::arg("y"), nb::arg("a").none(),
+        nb::arg("b").none(), nb::arg("epsilon"), nb::arg("features_x").none(),
+        nb::arg("features_y").none(), nb::arg("init").none(), nb::arg("gradients"), nb::arg("plan"),
+        nb::arg("progress").none(), nb::arg("options"));
+  m.def("random_directions", &transport::random_directions<double>, nb::arg("d"), nb::arg("count"),
+        nb::arg("seed"));
+}
+
+}  // namespace birkhoff::python

@@ -1,0 +1,245 @@
+"""Entropic (fused) Gromov-Wasserstein: parity with POT, invariances, gradients, errors."""
+
+import inspect
+import json
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import birkhoff
+
+ot = pytest.importorskip("ot")
+
+
+def _clouds(rng, n=40, m=30):
+    return rng.normal(size=(n, 3)), rng.normal(size=(m, 2)) * 0.8
+
+
+def _pot_gw(x, y, a, b, **kw):
+    c1, c2 = ot.dist(x, x), ot.dist(y, y)
+    # POT's inner Sinkhorn (not in the log domain) run to a tight tolerance, as ours.
+    return ot.gromov.entropic_gromov_wasserstein(
+        c1, c2, a, b, tol=0, log=True, numItermax=100_000, stopThr=1e-13, **kw
+    )
+
+
+@pytest.mark.parametrize("iterations", [1, 4, 25])
+def test_matches_pot_from_the_product_plan(rng, iterations):
+    x, y = _clouds(rng)
+    a = rng.uniform(0.5, 1, 40)
+    b = rng.uniform(0.5, 1, 30)
+    a, b = a / a.sum(), b / b.sum()
+    plan, log = _pot_gw(x, y, a, b, epsilon=0.5, max_iter=iterations)
+    r = birkhoff.gromov_wasserstein(
+        x, y, a, b, epsilon=0.5, max_iter=iterations, tol=0, marginal_tol=1e-10, return_plan=True
+    )
+    assert r.iterations == iterations
+    assert r.loss == pytest.approx(log["gw_dist"], rel=1e-6)
+    np.testing.assert_allclose(r.plan, plan, atol=1e-8)
+
+
+def test_matches_pot_from_a_given_plan(rng):
+    x, y = _clouds(rng)
+    a, b = ot.unif(40), ot.unif(30)
+    g0 = rng.uniform(size=(40, 30))
+    for _ in range(200):  # a plan with marginals a, b (Sinkhorn-Knopp on a random matrix)
+        g0 *= (a / g0.sum(1))[:, None]
+        g0 *= (b / g0.sum(0))[None, :]
+    plan, log = _pot_gw(x, y, a, b, epsilon=0.5, max_iter=3, G0=g0)
+    r = birkhoff.gromov_wasserstein(
+        x, y, epsilon=0.5, max_iter=3, tol=0, marginal_tol=1e-10, init=g0, return_plan=True
+    )
+    assert r.loss == pytest.approx(log["gw_dist"], rel=1e-6)
+    np.testing.assert_allclose(r.plan, plan, atol=1e-8)
+
+
+def test_fused_matches_pot(rng):
+    x, y = _clouds(rng)
+    fx, fy = rng.normal(size=(40, 4)), rng.normal(size=(30, 4))
+    a, b = ot.unif(40), ot.unif(30)
+    plan, log = ot.gromov.entropic_fused_gromov_wasserstein(
+        ot.dist(fx, fy), ot.dist(x, x), ot.dist(y, y), a, b, epsilon=0.2, alpha=0.3,
+        max_iter=10, tol=0, log=True, numItermax=100_000, stopThr=1e-13,
+    )  # fmt: skip
+    r = birkhoff.fused_gromov_wasserstein(
+        x, y, fx, fy, alpha=0.3, epsilon=0.2, max_iter=10, tol=0, marginal_tol=1e-10,
+        return_plan=True,
+    )  # fmt: skip
+    assert r.loss == pytest.approx(log["fgw_dist"], rel=1e-6)
+    assert r.loss == pytest.approx(0.7 * r.feature_loss + 0.3 * r.gw_loss, rel=1e-12)
+    np.testing.assert_allclose(r.plan, plan, atol=1e-8)
+
+
+def test_rigid_motions_and_relabelling_change_nothing(rng):
+    x, y = _clouds(rng, 35, 30)
+    q, _ = np.linalg.qr(rng.normal(size=(2, 2)))
+    moved = y @ q.T + np.array([3.0, -1.0])
+    perm = rng.permutation(30)
+    # The same outer iterations, each solved tightly: the same sequence of plans.
+    opts = dict(epsilon=0.3, max_iter=20, tol=0, marginal_tol=1e-11, return_plan=True)
+    base = birkhoff.gromov_wasserstein(x, y, **opts)
+    same = birkhoff.gromov_wasserstein(x, moved[perm], **opts)
+    assert max(base.marginal_error, same.marginal_error) < 1e-10
+    assert same.loss == pytest.approx(base.loss, rel=1e-6)
+    np.testing.assert_allclose(same.plan, base.plan[:, perm], atol=1e-9)
+
+
+def test_small_epsilon_finds_the_isometry(rng):
+    # A cloud against a rotated copy: the plan concentrates on the matching points and the
+    # objective goes to the identity plan's, 0.
+    x = rng.uniform(size=(25, 2)) * np.array([3.0, 1.0])
+    q = np.array([[0.0, -1.0], [1.0, 0.0]])
+    r = birkhoff.gromov_wasserstein(x, x @ q.T, epsilon=0.01, n_init=4, return_plan=True)
+    assert np.mean(np.argmax(r.plan, axis=1) == np.arange(25)) > 0.95
+    assert (
+        r.loss
+        < 1e-2 * birkhoff.gromov_wasserstein(x, x[::-1] * 0 + x.mean(0), epsilon=1).loss + 1e-3
+    )
+
+
+def test_gradients_are_those_of_the_entropic_objective(rng):
+    # Envelope theorem: d/dx of GW(T*) + epsilon KL(T* | a b^T) at the converged plan.
+    x, y = _clouds(rng, 12, 10)
+    eps = 0.5
+    opts = dict(epsilon=eps, tol=1e-14, max_iter=2000, marginal_tol=1e-13)
+
+    def objective(xx, yy):
+        r = birkhoff.gromov_wasserstein(xx, yy, return_plan=True, **opts)
+        ab = np.outer(np.full(12, 1 / 12), np.full(10, 1 / 10))
+        return r.loss + eps * np.sum(r.plan * np.log(r.plan / ab))
+
+    r = birkhoff.gromov_wasserstein(x, y, gradients=True, **opts)
+    h = 1e-5
+    for i, k in [(0, 0), (3, 2), (11, 1)]:
+        xp, xm = x.copy(), x.copy()
+        xp[i, k] += h
+        xm[i, k] -= h
+        fd = (objective(xp, y) - objective(xm, y)) / (2 * h)
+        assert fd == pytest.approx(r.grad_x[i, k], rel=1e-4, abs=1e-6)
+    for j, k in [(0, 1), (9, 0)]:
+        yp, ym = y.copy(), y.copy()
+        yp[j, k] += h
+        ym[j, k] -= h
+        fd = (objective(x, yp) - objective(x, ym)) / (2 * h)
+        assert fd == pytest.approx(r.grad_y[j, k], rel=1e-4, abs=1e-6)
+
+
+def test_fused_gradients_match_pot_formula_at_the_fixed_plan(rng):
+    x, y = _clouds(rng, 12, 10)
+    fx, fy = rng.normal(size=(12, 2)), rng.normal(size=(10, 2))
+    a, b = ot.unif(12), ot.unif(10)
+    r = birkhoff.fused_gromov_wasserstein(
+        x, y, fx, fy, alpha=0.4, epsilon=0.5, gradients=True, return_plan=True
+    )
+
+    def value(xx, gx):
+        c, h1, h2 = ot.gromov.init_matrix(ot.dist(xx, xx), ot.dist(y, y), a, b, "square_loss")
+        gw = ot.gromov.gwloss(c, h1, h2, r.plan)
+        return 0.4 * gw + 0.6 * np.sum(ot.dist(gx, fy) * r.plan)
+
+    h = 1e-6
+    for i, k in [(0, 0), (5, 2)]:
+        xp, xm = x.copy(), x.copy()
+        xp[i, k] += h
+        xm[i, k] -= h
+        fd = (value(xp, fx) - value(xm, fx)) / (2 * h)
+        assert fd == pytest.approx(r.grad_x[i, k], rel=1e-6, abs=1e-8)
+    for i, k in [(2, 1), (11, 0)]:
+        fp, fm = fx.copy(), fx.copy()
+        fp[i, k] += h
+        fm[i, k] -= h
+        fd = (value(x, fp) - value(x, fm)) / (2 * h)
+        assert fd == pytest.approx(r.grad_features_x[i, k], rel=1e-6, abs=1e-8)
+
+
+def test_restarts_keep_the_best(rng):
+    x, y = _clouds(rng, 30, 30)
+    r = birkhoff.gromov_wasserstein(x, y, epsilon=0.05, n_init=5, seed=2)
+    assert len(r.losses) == 5
+    assert r.loss == min(r.losses) == r.losses[r.best_init]
+
+
+def test_torch_gradients_and_values(rng):
+    torch = pytest.importorskip("torch")
+    import birkhoff.torch as bt
+
+    x, y = _clouds(rng, 12, 10)
+    xt, yt = torch.tensor(x, requires_grad=True), torch.tensor(y, requires_grad=True)
+    r = bt.gromov_wasserstein(xt, yt, epsilon=0.5)
+    r.loss.backward()
+    ref = birkhoff.gromov_wasserstein(x, y, epsilon=0.5, gradients=True)
+    assert r.loss.item() == ref.loss
+    np.testing.assert_array_equal(xt.grad.numpy(), ref.grad_x)
+    np.testing.assert_array_equal(yt.grad.numpy(), ref.grad_y)
+    fx = torch.tensor(rng.normal(size=(12, 2)), requires_grad=True)
+    fy = torch.tensor(rng.normal(size=(10, 2)))
+    bt.fused_gromov_wasserstein(xt.detach(), yt.detach(), fx, fy, epsilon=0.5).loss.backward()
+    assert fx.grad.shape == (12, 2)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"epsilon": 0}, ValueError, "^epsilon:"),
+        ({"a": np.ones(3)}, ValueError, "^a:"),
+        ({"b": np.full(5, 0.5)}, ValueError, "^b:"),
+        ({"init": np.ones((4, 3))}, ValueError, "^init:"),
+        ({"max_iter": 0}, ValueError, "^max_iter:"),
+        ({"n_init": 0}, ValueError, "^n_init:"),
+        ({"tol": -1.0}, ValueError, "^tol:"),
+        ({"seed": "x"}, TypeError, "^seed:"),
+    ],
+)
+def test_bad_inputs_name_the_argument(kwargs, error, match):
+    x = np.random.default_rng(0).normal(size=(4, 3))
+    with pytest.raises(error, match=match):
+        birkhoff.gromov_wasserstein(x, x[:5, :2] + 1, **kwargs)
+
+
+def test_fused_bad_features_and_alpha():
+    x = np.random.default_rng(0).normal(size=(4, 2))
+    with pytest.raises(ValueError, match="^features_x:"):
+        birkhoff.fused_gromov_wasserstein(x, x, np.ones((3, 2)), np.ones((4, 2)))
+    with pytest.raises(ValueError, match="^features_y:"):
+        birkhoff.fused_gromov_wasserstein(x, x, np.ones((4, 2)), np.ones((4, 3)))
+    with pytest.raises(ValueError, match="^alpha:"):
+        birkhoff.fused_gromov_wasserstein(x, x, np.ones((4, 2)), np.ones((4, 2)), alpha=2)
+    bad = x.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="^x: non-finite"):
+        birkhoff.gromov_wasserstein(bad, x)
+
+
+@pytest.mark.skipif(shutil.which("birkhoff") is None, reason="the birkhoff command is not on PATH")
+def test_cli_writes_what_python_returns(rng, tmp_path):
+    x, y = _clouds(rng, 20, 15)
+    fx, fy = rng.normal(size=(20, 2)), rng.normal(size=(15, 2))
+    for name, v in {"x": x, "y": y, "fx": fx, "fy": fy}.items():
+        np.save(tmp_path / f"{name}.npy", v)
+    out = subprocess.run(
+        ["birkhoff", "gw", tmp_path / "x.npy", tmp_path / "y.npy", "--features-x",
+         tmp_path / "fx.npy", "--features-y", tmp_path / "fy.npy", "--alpha", "0.4",
+         "--epsilon", "0.5", "--output", tmp_path / "o.npz", "--gradient", "--plan", "--json"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    r = birkhoff.fused_gromov_wasserstein(
+        x, y, fx, fy, alpha=0.4, epsilon=0.5, gradients=True, return_plan=True
+    )
+    assert report["loss"] == r.loss and report["iterations"] == r.iterations
+    saved = np.load(tmp_path / "o.npz")
+    for name in ("grad_x", "grad_y", "grad_features_x", "grad_features_y", "plan"):
+        np.testing.assert_array_equal(saved[name], getattr(r, name))
+    params = inspect.signature(birkhoff.fused_gromov_wasserstein).parameters
+    for option, value in report["options"].items():
+        if option != "alpha":
+            assert params[option].default == value, option
+    bad = subprocess.run(
+        ["birkhoff", "gw", tmp_path / "x.npy", tmp_path / "y.npy", "--init", tmp_path / "fx.npy"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("birkhoff: error: --init")
