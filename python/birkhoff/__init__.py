@@ -11,6 +11,7 @@ name_openblas_kernels()
 from . import _birkhoff, datasets  # noqa: E402 (the native module loads OpenBLAS)
 from .align import Alignment, align  # noqa: E402
 from .align import score as align_score  # noqa: E402
+from .barycenter import BarycenterResult, barycenter  # noqa: E402
 from .coarsen import Coarsening, coarsen  # noqa: E402
 from .gromov import (  # noqa: E402
     GromovResult,
@@ -32,8 +33,10 @@ from .transport import (  # noqa: E402
 
 __all__ = [
     "Alignment",
+    "BarycenterResult",
     "align",
     "align_score",
+    "barycenter",
     "datasets",
     "Coarsening",
     "GromovResult",

@@ -4,6 +4,7 @@
 #include <nanobind/stl/optional.h>
 
 #include "arrays.hpp"
+#include "birkhoff/transport/barycenter.hpp"
 #include "birkhoff/transport/describe.hpp"
 #include "birkhoff/transport/gromov.hpp"
 #include "birkhoff/transport/sliced.hpp"
@@ -48,7 +49,32 @@ nb::dict gromov(In<double> x, In<double> y, std::optional<In<double>> a,
 }
 
 template <class T>
+nb::dict barycenter(const std::vector<In<T>>& clouds, const std::vector<In<T>>& cloud_weights,
+                    std::optional<In<double>> weights, In<T> init,
+                    std::optional<In<T>> support_weights, double epsilon, nb::object progress,
+                    const nb::dict& options) {
+  auto o = options_from_kwargs<transport::BarycenterOptions>(options);
+  o.progress = progress_with_signals(progress);
+  std::vector<MatrixView<const T>> views;
+  for (std::size_t k = 0; k < clouds.size(); ++k)
+    views.push_back(matrix(clouds[k], ("clouds[" + std::to_string(k) + "]").c_str()));
+  std::vector<std::span<const T>> wviews;
+  for (const auto& w : cloud_weights) wviews.emplace_back(w.data(), w.size());
+  const auto lambda = vector_view(weights, "weights");
+  const auto b = vector_view(support_weights, "support_weights");
+  const auto x0 = matrix(init, "init");
+  auto r = call_without_gil(
+      [&] { return transport::barycenter<T>(views, wviews, lambda, x0, b, epsilon, o); });
+  nb::dict d = to_dict(r);
+  move_arrays(std::move(r), d);
+  return d;
+}
+
+template <class T>
 void bind(nb::module_& m) {
+  m.def("barycenter", &barycenter<T>, nb::arg("clouds"), nb::arg("cloud_weights"),
+        nb::arg("weights").none(), nb::arg("init"), nb::arg("support_weights").none(),
+        nb::arg("epsilon"), nb::arg("progress").none(), nb::arg("options"));
   m.def("sliced_wasserstein", &sliced<T>, nb::arg("x"), nb::arg("y"), nb::arg("a").none(),
         nb::arg("b").none(), nb::arg("projections").none(), nb::arg("gradients"),
         nb::arg("options"));

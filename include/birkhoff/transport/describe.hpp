@@ -3,6 +3,7 @@
 #include <tuple>
 
 #include "birkhoff/core/describe.hpp"
+#include "birkhoff/transport/barycenter.hpp"
 #include "birkhoff/transport/gromov.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
 #include "birkhoff/transport/sliced.hpp"
@@ -204,6 +205,40 @@ struct Describe<transport::GromovResult> {
                     true),
         array_field("plan", &S::plan, &nm, "the final plan", true),
     };
+  }
+};
+
+/// The barycenter settings as every front end shows them (progress excepted).
+template <>
+struct Describe<transport::BarycenterOptions> {
+  using S = transport::BarycenterOptions;
+  static constexpr auto fields() {
+    return std::tuple{
+        field("max_iter", &S::max_iter, "fixed-point iterations at the most"),
+        field("tol", &S::tol, "stop when sum_i |X_new,i - X_i|^2 falls below this"),
+        field("marginal_tol", &S::marginal_tol, "each inner solve's relative marginal error"),
+        field("num_threads", &S::num_threads, "OpenMP threads (0 = OpenMP's default)"),
+    };
+  }
+};
+
+/// The barycenter result: the CLI's JSON and .npz members, Python's keys.
+template <class T>
+struct Describe<transport::BarycenterResult<T>> {
+  using S = transport::BarycenterResult<T>;
+  static std::vector<std::int64_t> nd(const S& s) { return {s.n, s.d}; }
+  static constexpr auto fields() {
+    return std::tuple{
+        field("loss", &S::loss, "sum_k weights_k OT_eps(barycenter, measure_k)"),
+        field("losses", &S::losses, "each measure's OT_eps term"),
+        field("iterations", &S::iterations, "fixed-point iterations"),
+        field("inner_iterations", &S::inner_iterations, "Sinkhorn iterations in all"),
+        field("converged", &S::converged, "tol met and every last inner solve converged"),
+        field("displacement", &S::displacement, "sum_i |X_new,i - X_i|^2 of the last step"),
+    };
+  }
+  static constexpr auto arrays() {
+    return std::tuple{array_field("points", &S::points, &nd, "the barycenter's support")};
   }
 };
 

@@ -185,5 +185,21 @@ TEST(EpsilonSchedule, FollowsGeomLossLengthsAndTruncation) {
   EXPECT_EQ(epsilon_schedule(o, eps, 1.6), std::vector<double>(4, eps));
 }
 
+TEST(StreamingSolver, WarmStartFromConvergedPotentialsStopsAtOnce) {
+  Instance<double> inst(300, 250, 2, 11);
+  SinkhornOptions o;
+  o.marginal_tol = 1e-6;
+  const auto cold = sinkhorn(inst.problem(0.1), o);
+  ASSERT_TRUE(cold.converged());
+  o.init_f = to_vector(cold.f());
+  o.init_g = to_vector(cold.g());
+  const auto warm = sinkhorn(inst.problem(0.1), o);
+  EXPECT_TRUE(warm.converged());
+  EXPECT_LE(warm.report().iterations, 3) << "cold: " << cold.report().iterations;
+  EXPECT_NEAR(warm.loss(), cold.loss(), 1e-6 * std::abs(cold.loss()));
+  o.init_g.pop_back();
+  EXPECT_THROW(sinkhorn(inst.problem(0.1), o), birkhoff::InvalidInput);
+}
+
 }  // namespace
 }  // namespace birkhoff::transport
