@@ -30,6 +30,7 @@ PYTHON=${PYTHON:-python3}
 export PIP_BREAK_SYSTEM_PACKAGES=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 $PYTHON -m pip install -q "scikit-build-core>=0.8" "nanobind>=2.0" ninja numpy scipy pot scikit-learn pytest hypothesis \
   "ruff>=0.17,<0.18" \
-  torch geomloss mpi4py  # ruff: a minor release may change its formatting; torch: birkhoff.torch
+  torch geomloss mpi4py torch_geometric  # ruff: a minor release may change its formatting;
+# torch: birkhoff.torch; torch_geometric: birkhoff.pyg
 $PYTHON -m pip install -q --no-build-isolation .
 command -v birkhoff >/dev/null || echo "setup: note: add $($PYTHON -c 'import sysconfig; print(sysconfig.get_path("scripts"))') to PATH for the birkhoff command"

@@ -172,6 +172,8 @@ def align(
     Args:
         edge_index1: (2, E1) integer edge list of G1, [source; target] (undirected unless
             ``directed``: each edge may be listed once or in both orientations).
+            Or a ``torch_geometric.data.Data`` holding G1 (x, edge_index, edge_weight,
+            num_nodes; then leave x1, edge_weight1, num_nodes1 unset), as edge_index2 for G2.
         edge_index2: (2, E2) integer edge list of G2, same layout.
         x1: (n1, d) float32 node features of G1, or None (then x2 is None too).
         x2: (n2, d) float32 node features of G2, or None.
@@ -233,6 +235,23 @@ def align(
         TypeError: wrong dtypes (features must be float32, ids integer).
         KeyboardInterrupt: Ctrl-C during the run.
     """
+    from . import _pyg_inputs as pyg
+
+    graphs = []
+    for k, (ei, x, w, n) in enumerate(
+        [(edge_index1, x1, edge_weight1, num_nodes1), (edge_index2, x2, edge_weight2, num_nodes2)]
+    ):
+        if pyg.is_data(ei):
+            if x is not None or w is not None or n is not None:
+                raise TypeError(
+                    f"x{k + 1}: given with a Data as edge_index{k + 1}, which holds its own x, "
+                    "edge_weight and num_nodes"
+                )
+            x, ei, w, n = pyg.unpack(ei, f"edge_index{k + 1}")
+        graphs.append((ei, x, w, n))
+    (edge_index1, x1, edge_weight1, num_nodes1), (edge_index2, x2, edge_weight2, num_nodes2) = (
+        graphs
+    )
     if preset is not None and preset not in PRESETS:
         raise ValueError(f"preset: must be one of {sorted(PRESETS)}, got {preset!r}")
     defaults = PRESETS["gaussian" if preset is None else preset]

@@ -80,8 +80,19 @@ class Coarsening:
     def lift(self, values) -> np.ndarray:
         """Maps super-node values (K, ...) to the original nodes: ``values[assignment]``.
 
-        ``values``: an array, DLPack tensor or list (kept in its own dtype; birkhoff._arrays).
+        ``values``: an array or list (kept in its own dtype; birkhoff._arrays), or a torch
+        tensor, lifted as a tensor on its device (differentiable).
         """
+        if hasattr(values, "detach") and hasattr(values, "index_select"):  # a torch tensor
+            import torch
+
+            if values.shape[0] != self.num_super_nodes:
+                raise ValueError(
+                    f"values: expected {self.num_super_nodes} rows (one per super-node), "
+                    f"got {values.shape[0]}"
+                )
+            index = torch.from_numpy(self.assignment).to(values.device)
+            return values.index_select(0, index)  # differentiable
         values = _values(values, "values")
         if values.shape[0] != self.num_super_nodes:
             raise ValueError(
@@ -182,7 +193,7 @@ def _as_edge_index(edge_index, num_nodes: int) -> np.ndarray:
 
 def coarsen(
     x,
-    edge_index,
+    edge_index=None,
     ratio: float = 0.5,
     method: str = "nope",
     *,
@@ -202,7 +213,9 @@ def coarsen(
     Array arguments may be lists: x becomes float32, edge_index int64 (birkhoff._arrays).
 
     Args:
-        x: (N, D) float32 node features (C-contiguous; finite). N is the node count.
+        x: (N, D) float32 node features (C-contiguous; finite). N is the node count. Or a
+            ``torch_geometric.data.Data`` (x, edge_index; then leave edge_index unset): the
+            result then also has ``data``, the coarse graph as a Data (birkhoff.pyg).
         edge_index: (2, E) integer pairs (PyG convention; treated as undirected: self-loops are
             dropped, duplicate and reversed pairs merged), or a scipy.sparse (N, N) adjacency.
         ratio: fraction of nodes KEPT, in (0, 1]; the target is round(N * ratio).
@@ -225,6 +238,28 @@ def coarsen(
         TypeError: x not float32 (or missing), edge_index not integer (each names itself).
         KeyboardInterrupt: Ctrl-C during the run.
     """
+    from . import _pyg_inputs as pyg
+
+    if pyg.is_data(x):
+        if edge_index is not None:
+            raise TypeError("edge_index: given with a Data, which holds its own edge_index")
+        data = x
+        x, edge_index, weight, _ = pyg.unpack(data, "x")
+        if weight is not None:
+            warnings.warn(
+                "coarsen: the Data's edge_weight is not used (NOPE coarsens unweighted graphs)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        result = coarsen(
+            x, edge_index, ratio, method, n_coarse=n_coarse, key_precision=key_precision,
+            clamp_interference=clamp_interference, bitset_bytes=bitset_bytes,
+            edge_weights=True, num_threads=num_threads, progress=progress,
+        )  # fmt: skip
+        result.data = pyg.coarse_data(data, result)
+        return result
+    if edge_index is None:
+        raise TypeError("edge_index: required (or pass a torch_geometric Data as x)")
     if x is None:
         raise TypeError(
             "x: node features are required; without any, pass np.ones((N, 1), np.float32)"
