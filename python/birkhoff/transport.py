@@ -205,6 +205,7 @@ def sinkhorn(
     warn: bool = True,
     _mass: float | None = None,
     comm: Any = None,
+    init: tuple[ArrayLike, ArrayLike] | None = None,
 ) -> SinkhornResult:
     """Entropic OT between two weighted point clouds, in O((n + m) d) memory.
 
@@ -267,6 +268,10 @@ def sinkhorn(
             reduces its slice of the rows of every pass and the ranks exchange the row
             results; every rank gets the result, with the same bits as without ``comm``
             (the dense backend; docs/distributed.md). Needs a build with MPI.
+        init: a warm start (f, g), potentials of shapes (n,) and (m,) in this result's
+            convention (a previous result's ``f`` and ``g``, or those of a nearby problem, such
+            as the previous step of a gradient flow): the converge schedule then skips the
+            annealing and iterates at the final epsilon from them; dense backend only.
 
     Returns:
         SinkhornResult.
@@ -312,7 +317,8 @@ def sinkhorn(
     spec = cost_spec(cost, p, half_cost)
     # The core's epsilon is blur**p (or the last value of an explicit schedule).
     epsilon = epsilons[-1] if epsilons else blur_to_epsilon(blur, spec)
-    with argument_names({} if epsilons else {"epsilon": "blur"}):
+    renames = {"init_f": "init", "init_g": "init"} | ({} if epsilons else {"epsilon": "blur"})
+    with argument_names(renames):
         native = _birkhoff.sinkhorn(
             x,
             y,
@@ -327,6 +333,7 @@ def sinkhorn(
             options,
             _mass,
             _comm_handle(comm),
+            *_init_potentials(init),
         )
     result = SinkhornResult(native, x, y)
     if warn and not result.converged:
@@ -455,6 +462,17 @@ def cost_spec(
 def blur_to_epsilon(blur: float, spec: tuple[str, float | None, float]) -> float:
     """The epsilon of a blur: blur**p for the cost's exponent p (GeomLoss's convention)."""
     return as_length(blur, "blur") ** _birkhoff.cost_exponent(spec)
+
+
+def _init_potentials(init):
+    """(f, g) of a warm start as contiguous float64 arrays, or (None, None)."""
+    if init is None:
+        return None, None
+    if not isinstance(init, (tuple, list)) or len(init) != 2:
+        raise TypeError("init: expected a pair (f, g) of potentials")
+    return tuple(
+        np.ascontiguousarray(_as_array(v, "init"), dtype=np.float64).reshape(-1) for v in init
+    )
 
 
 def _comm_handle(comm):

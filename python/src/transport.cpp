@@ -29,10 +29,14 @@ template <class T>
 Solved<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b,
                 const CostSpec& cost, std::optional<double> reach_a, std::optional<double> reach_b,
                 double epsilon, bool debias, nb::object progress, const nb::dict& options,
-                std::optional<double> mass, std::int64_t comm) {
+                std::optional<double> mass, std::int64_t comm,
+                std::optional<In<double>> init_f, std::optional<In<double>> init_g) {
   const auto xv = matrix(x, "x"), yv = matrix(y, "y");
   auto problem = problem_from(a, b, epsilon, reach_a, reach_b, mass);
-  const auto o = solver_options(options, std::move(progress));
+  auto o = solver_options(options, std::move(progress));
+  const auto f0 = vector_view(init_f, "init"), g0 = vector_view(init_g, "init");
+  o.init_f.assign(f0.begin(), f0.end());
+  o.init_g.assign(g0.begin(), g0.end());
   const Cost c = cost_from(cost);
   const auto geometry = [&] { return transport::PointCloud<T>(xv, yv, c); };
 #if BIRKHOFF_HAVE_MPI
@@ -112,7 +116,8 @@ void bind(nb::module_& m, const char* name) {
   m.def("sinkhorn", &solve<T>, nb::arg("x"), nb::arg("y"), nb::arg("a").none(), nb::arg("b").none(),
         nb::arg("cost"), nb::arg("reach_a").none(), nb::arg("reach_b").none(), nb::arg("epsilon"),
         nb::arg("debias"), nb::arg("progress").none(), nb::arg("options"),
-        nb::arg("mass").none() = nb::none(), nb::arg("comm") = -1);
+        nb::arg("mass").none() = nb::none(), nb::arg("comm") = -1,
+        nb::arg("init_f").none() = nb::none(), nb::arg("init_g").none() = nb::none());
 }
 
 }  // namespace

@@ -192,3 +192,23 @@ def test_ctrl_c_interrupts_a_long_solve(interrupted):
     )
     returncode, out = interrupted(code)
     assert returncode == 7 and "interrupted" in out
+
+
+def test_a_warm_start_from_converged_potentials_stops_at_once(rng):
+    x = rng.random((400, 2))
+    y = rng.random((300, 2)) + 0.2
+    cold = birkhoff.sinkhorn(x, y, blur=0.05, marginal_tol=1e-6)
+    warm = birkhoff.sinkhorn(x, y, blur=0.05, marginal_tol=1e-6, init=(cold.f, cold.g))
+    assert cold.converged and warm.converged
+    assert warm.iterations <= 3 < cold.iterations
+    assert warm.loss == pytest.approx(cold.loss, rel=1e-6)
+    # A nearby problem (a gradient-flow step) starts closer than the annealing does.
+    moved = x + 0.005 * rng.normal(size=x.shape)
+    fresh = birkhoff.sinkhorn(moved, y, blur=0.05, marginal_tol=1e-6)
+    resumed = birkhoff.sinkhorn(moved, y, blur=0.05, marginal_tol=1e-6, init=(cold.f, cold.g))
+    assert resumed.converged and resumed.iterations < fresh.iterations
+    assert resumed.loss == pytest.approx(fresh.loss, rel=1e-5)
+    with pytest.raises(ValueError, match="^init:"):
+        birkhoff.sinkhorn(x, y, init=(cold.f[:5], cold.g))
+    with pytest.raises(TypeError, match="^init:"):
+        birkhoff.sinkhorn(x, y, init=cold.f)
