@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -22,7 +23,8 @@ struct BarycenterArgs {
   std::vector<std::string> clouds;
   std::string weights, init, output;
   double blur = 0.05;
-  std::int64_t n_support = 0, seed = 0;
+  std::optional<std::int64_t> n_support;
+  std::int64_t seed = 0;
   bool json = false, quiet = false;
   transport::BarycenterOptions options;
 };
@@ -53,12 +55,7 @@ void run(const BarycenterArgs& args) {
   std::map<std::string, std::string> converted;
   std::vector<Matrix> clouds;
   for (std::size_t k = 0; k < args.clouds.size(); ++k) {
-    const std::string what = "CLOUD " + args.clouds[k];
-    clouds.push_back(load_matrix(args.clouds[k], what));
-    if (!clouds.back().is_double()) {
-      clouds.back().array.convert(io::DType::Float64, what);
-      converted[what] = clouds.back().array.conversion();
-    }
+    clouds.push_back(load_double_matrix(args.clouds[k], "CLOUD " + args.clouds[k], converted));
   }
   note_conversions(converted, args.json);
   std::vector<MatrixView<const double>> views;
@@ -74,18 +71,19 @@ void run(const BarycenterArgs& args) {
   std::int64_t n = clouds[0].rows;
   const std::int64_t d = clouds[0].cols;
   if (!args.init.empty()) {
-    Matrix m = load_matrix(args.init, "--init");
-    if (!m.is_double()) m.array.convert(io::DType::Float64, "--init");
+    const Matrix m = load_double_matrix(args.init, "--init", converted);
     const auto v = m.array.as<double>("--init");
     init.assign(v.begin(), v.end());
     n = m.rows;
     require(m.cols == d, "--init",
             "has dimension " + std::to_string(m.cols) + ", the clouds " + std::to_string(d));
-  } else if (args.n_support > 0) {
+  } else if (args.n_support) {
+    require(*args.n_support >= 1 && *args.n_support <= 100'000'000, "--n-support",
+            "must lie in [1, 1e8], got " + std::to_string(*args.n_support));
     std::mt19937_64 gen(static_cast<std::uint64_t>(args.seed));
     std::int64_t total = 0;
     for (const auto& c : views) total += c.rows;
-    n = args.n_support;
+    n = *args.n_support;
     for (std::int64_t i = 0; i < n; ++i) {
       std::int64_t pick = static_cast<std::int64_t>(gen() % static_cast<std::uint64_t>(total));
       std::size_t k = 0;

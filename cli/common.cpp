@@ -41,6 +41,28 @@ Matrix load_matrix(const std::string& path, const std::string& what) {
   return m;
 }
 
+Matrix load_double_matrix(const std::string& path, const std::string& what,
+                          std::map<std::string, std::string>& converted) {
+  Matrix m = load_matrix(path, what);
+  if (!m.is_double()) {
+    m.array.convert(io::DType::Float64, what);
+    converted[what] = m.array.conversion();
+  }
+  return m;
+}
+
+std::map<std::string, std::string> unify_dtypes(Matrix& x, Matrix& y, const char* what_x,
+                                                const char* what_y) {
+  std::map<std::string, std::string> converted;
+  for (auto [m, what] : {std::pair{&x, what_x}, std::pair{&y, what_y}}) {
+    if (x.array.dtype != y.array.dtype && !m->is_double()) {
+      m->array.convert(io::DType::Float64, what);
+      converted[what] = m->array.conversion();
+    }
+  }
+  return converted;
+}
+
 template <class T>
 std::vector<T> load_vector(const std::string& path, const std::string& what,
                            std::map<std::string, std::string>& converted) {

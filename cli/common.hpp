@@ -26,6 +26,13 @@ struct Matrix {
 
 /// Loads an (n, d) float32/float64 .npy file; throws InvalidInput/InvalidType naming `what`.
 Matrix load_matrix(const std::string& path, const std::string& what);
+/// Loads an (n, d) .npy file as float64 (a float32 file converted, noted in `converted[what]`).
+Matrix load_double_matrix(const std::string& path, const std::string& what,
+                          std::map<std::string, std::string>& converted);
+/// Two clouds of different dtypes are solved in float64: converts the float32 one (once) and
+/// returns the conversions made, keyed by `what_x` / `what_y`.
+std::map<std::string, std::string> unify_dtypes(Matrix& x, Matrix& y, const char* what_x,
+                                                const char* what_y);
 /// Loads an (n,) .npy vector of weights converted to T (from float32, float64 or an integer
 /// dtype; recorded in `converted[what]`); throws naming `what`.
 template <class T>

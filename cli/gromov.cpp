@@ -22,17 +22,6 @@ struct GromovArgs {
   transport::GromovOptions options;
 };
 
-// A float64 matrix from a .npy file (float32 converted, noted in `converted`).
-Matrix load_double(const std::string& path, const std::string& what,
-                   std::map<std::string, std::string>& converted) {
-  Matrix m = load_matrix(path, what);
-  if (!m.is_double()) {
-    m.array.convert(io::DType::Float64, what);
-    converted[what] = m.array.conversion();
-  }
-  return m;
-}
-
 MatrixView<const double> view(const Matrix& m, const std::string& what) {
   return {m.array.as<double>(what).data(), m.rows, m.cols};
 }
@@ -41,17 +30,17 @@ void run(const GromovArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   if (!args.output.empty()) check_writable(args.output, "--output");
   std::map<std::string, std::string> converted;
-  const Matrix x = load_double(args.source, "SOURCE", converted);
-  const Matrix y = load_double(args.target, "TARGET", converted);
+  const Matrix x = load_double_matrix(args.source, "SOURCE", converted);
+  const Matrix y = load_double_matrix(args.target, "TARGET", converted);
   Matrix fx, fy, t0;
   require(args.features_x.empty() == args.features_y.empty(),
           args.features_x.empty() ? "--features-x" : "--features-y",
           "fused GW needs --features-x and --features-y");
   if (!args.features_x.empty()) {
-    fx = load_double(args.features_x, "--features-x", converted);
-    fy = load_double(args.features_y, "--features-y", converted);
+    fx = load_double_matrix(args.features_x, "--features-x", converted);
+    fy = load_double_matrix(args.features_y, "--features-y", converted);
   }
-  if (!args.init.empty()) t0 = load_double(args.init, "--init", converted);
+  if (!args.init.empty()) t0 = load_double_matrix(args.init, "--init", converted);
   std::vector<double> a, b;
   if (!args.weights_a.empty()) a = load_vector<double>(args.weights_a, "--weights-a", converted);
   if (!args.weights_b.empty()) b = load_vector<double>(args.weights_b, "--weights-b", converted);

@@ -91,13 +91,7 @@ void add_sliced_command(CLI::App& app) {
     require(args->output.empty() ? !args->gradient : true, "--gradient", "needs --output FILE.npz");
     if (!args->output.empty()) check_writable(args->output, "--output");
     Matrix x = load_matrix(args->source, "SOURCE"), y = load_matrix(args->target, "TARGET");
-    std::map<std::string, std::string> converted;
-    for (auto [m, what] : {std::pair{&x, "SOURCE"}, std::pair{&y, "TARGET"}}) {
-      if (x.array.dtype != y.array.dtype && !m->is_double()) {
-        m->array.convert(io::DType::Float64, what);
-        converted[what] = m->array.conversion();
-      }
-    }
+    const auto converted = unify_dtypes(x, y, "SOURCE", "TARGET");
     try {
       if (x.is_double()) {
         run<double>(*args, x, y, converted);

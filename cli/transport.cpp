@@ -187,13 +187,7 @@ void add_transport_command(CLI::App& app) {
     agree_ranks(failed, "SOURCE", x.rows, x.cols, io::dtype_name(x.array.dtype));
     agree_ranks("", "TARGET", y.rows, y.cols, io::dtype_name(y.array.dtype));
     // Points of two dtypes are solved in float64, the float32 ones converted once.
-    std::map<std::string, std::string> converted;
-    for (auto [m, what] : {std::pair{&x, "SOURCE"}, std::pair{&y, "TARGET"}}) {
-      if (x.array.dtype != y.array.dtype && !m->is_double()) {
-        m->array.convert(io::DType::Float64, what);
-        converted[what] = m->array.conversion();
-      }
-    }
+    const auto converted = unify_dtypes(x, y, "SOURCE", "TARGET");
     try {
       if (x.is_double()) {
         run<double>(*args, x, y, converted);

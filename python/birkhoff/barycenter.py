@@ -13,7 +13,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _birkhoff
-from ._arrays import as_float, as_int, as_length, as_points, as_weights, progress_callback
+from ._arrays import (
+    as_float,
+    as_int,
+    as_length,
+    as_points,
+    as_reals,
+    as_weights,
+    progress_callback,
+)
 
 __all__ = ["BarycenterResult", "barycenter"]
 
@@ -100,6 +108,8 @@ def barycenter(
         if c.dtype != dtype:
             raise TypeError(f"clouds[{k}]: dtype {c.dtype} differs from clouds[0]'s {dtype}")
     if cloud_weights is not None:
+        if not isinstance(cloud_weights, (list, tuple)):
+            raise TypeError("cloud_weights: expected a list of (m_k,) arrays")
         if len(cloud_weights) != len(arrays):
             raise ValueError(
                 f"cloud_weights: has {len(cloud_weights)} entries for {len(arrays)} clouds"
@@ -107,8 +117,10 @@ def barycenter(
         cloud_weights = [
             as_weights(w, f"cloud_weights[{k}]", dtype) for k, w in enumerate(cloud_weights)
         ]
+    if init is not None and n_support is not None:
+        raise TypeError("n_support: give n_support or init, not both")
     if init is not None:
-        start = as_points(np.ascontiguousarray(init, dtype=dtype), "init")
+        start = as_reals(init, "init", 2, dtype)
     elif n_support is None:
         start = arrays[0]
         if support_weights is None and cloud_weights is not None:
@@ -119,7 +131,7 @@ def barycenter(
         rng = np.random.default_rng(as_int(seed, "seed", 0, 2**63 - 1))
         start = pool[rng.choice(len(pool), size=count, replace=count > len(pool))].copy()
     if weights is not None:
-        weights = np.ascontiguousarray(weights, dtype=np.float64).reshape(-1)
+        weights = as_reals(weights, "weights", 1)
     options = {
         "max_iter": as_int(max_iter, "max_iter"),
         "tol": as_float(tol, "tol"),

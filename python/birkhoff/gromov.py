@@ -53,6 +53,19 @@ class GromovResult:
         )
 
 
+# The described options (birkhoff/transport/describe.hpp: GromovOptions), by name.
+_OPTIONS = (
+    "alpha",
+    "max_iter",
+    "tol",
+    "n_init",
+    "seed",
+    "marginal_tol",
+    "inner_max_iter",
+    "num_threads",
+)
+
+
 def _points(obj, name):
     arr = _as_array(obj, name)
     if arr.dtype.kind not in "fiu":
@@ -159,15 +172,7 @@ def gromov_wasserstein(
 
     Source: [peyre2016] (entropic GW), [scetbon2022] (the low-rank linearisation).
     """
-    options = dict(
-        max_iter=max_iter,
-        tol=tol,
-        n_init=n_init,
-        seed=seed,
-        marginal_tol=marginal_tol,
-        inner_max_iter=inner_max_iter,
-        num_threads=num_threads,
-    )
+    options = {k: v for k, v in locals().items() if k in _OPTIONS}
     return _solve(x, y, a, b, epsilon, None, init, options, gradients, return_plan, progress)
 
 
@@ -229,15 +234,6 @@ def fused_gromov_wasserstein(
 
     Source: [vayer2019].
     """
-    options = dict(
-        alpha=alpha,
-        max_iter=max_iter,
-        tol=tol,
-        n_init=n_init,
-        seed=seed,
-        marginal_tol=marginal_tol,
-        inner_max_iter=inner_max_iter,
-        num_threads=num_threads,
-    )
+    options = {k: v for k, v in locals().items() if k in _OPTIONS}
     features = (features_x, features_y)
     return _solve(x, y, a, b, epsilon, features, init, options, gradients, return_plan, progress)

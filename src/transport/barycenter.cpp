@@ -7,6 +7,7 @@
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
 #include "checks.hpp"
+#include "inner.hpp"
 
 namespace birkhoff::transport {
 namespace {
@@ -18,25 +19,31 @@ std::vector<double> check(std::span<const MatrixView<const T>> clouds,
                           std::span<const T> support_weights, double epsilon,
                           const BarycenterOptions& o) {
   require(!clouds.empty(), "clouds", "needs at least one point cloud");
-  detail::check_points(init, "init");
-  const double mass = detail::check_weights(support_weights, init.rows, "support_weights", "init");
   require(cloud_weights.empty() || cloud_weights.size() == clouds.size(), "cloud_weights",
           "has " + std::to_string(cloud_weights.size()) + " entries for " +
               std::to_string(clouds.size()) + " clouds");
+  std::vector<double> masses;
   for (std::size_t k = 0; k < clouds.size(); ++k) {
     const std::string name = "clouds[" + std::to_string(k) + "]";
     detail::check_points(clouds[k], name.c_str());
-    require(clouds[k].cols == init.cols, name,
-            "has dimension " + std::to_string(clouds[k].cols) + ", the support " +
-                std::to_string(init.cols));
+    require(clouds[k].cols == clouds[0].cols, name,
+            "has dimension " + std::to_string(clouds[k].cols) + ", clouds[0] " +
+                std::to_string(clouds[0].cols));
     const std::string wname = "cloud_weights[" + std::to_string(k) + "]";
-    const double mk =
+    masses.push_back(
         detail::check_weights(cloud_weights.empty() ? std::span<const T>{} : cloud_weights[k],
-                              clouds[k].rows, wname.c_str(), name.c_str());
-    require(
-        std::abs(mk - mass) <= 1e-5 * std::max(mk, mass), wname,
-        "total mass " + std::to_string(mk) + " differs from the support's " + std::to_string(mass));
+                              clouds[k].rows, wname.c_str(), name.c_str()));
   }
+  detail::check_points(init, "init");
+  require(init.cols == clouds[0].cols, "init",
+          "has dimension " + std::to_string(init.cols) + ", the clouds " +
+              std::to_string(clouds[0].cols));
+  const double mass = detail::check_weights(support_weights, init.rows, "support_weights", "init");
+  for (std::size_t k = 0; k < clouds.size(); ++k)
+    require(std::abs(masses[k] - mass) <= 1e-5 * std::max(masses[k], mass),
+            "cloud_weights[" + std::to_string(k) + "]",
+            "total mass " + std::to_string(masses[k]) + " differs from the support's " +
+                std::to_string(mass));
   std::vector<double> lambda(clouds.size(), 1.0 / static_cast<double>(clouds.size()));
   if (!weights.empty()) {
     require(weights.size() == clouds.size(), "weights",
@@ -89,15 +96,10 @@ BarycenterResult<T> barycenter(std::span<const MatrixView<const T>> clouds,
       problem.a = support_weights;
       if (!cloud_weights.empty()) problem.b = cloud_weights[k];
       problem.epsilon = epsilon;
-      SinkhornOptions so;
-      so.schedule = Schedule::Converge;
-      so.backend = Backend::Dense;
-      so.marginal_tol = options.marginal_tol;
-      so.num_threads = options.num_threads;
-      if (previous[k]) {  // the support moved a little: the last potentials are close
-        so.init_f.assign(previous[k]->f().begin(), previous[k]->f().end());
-        so.init_g.assign(previous[k]->g().begin(), previous[k]->g().end());
-      }
+      // The support moved a little: the last potentials are close.
+      const SinkhornOptions so =
+          detail::inner_options<T>(options.marginal_tol, SinkhornOptions{}.max_iter,
+                                   options.num_threads, previous[k] ? &*previous[k] : nullptr);
       const Solution<T> sol = sinkhorn(problem, so);
       r.inner_iterations += sol.report().iterations;
       all_converged = all_converged && sol.converged();
@@ -105,11 +107,14 @@ BarycenterResult<T> barycenter(std::span<const MatrixView<const T>> clouds,
       // (T_k Y_k)_i / b_i, POT's update.
       moved.assign(static_cast<std::size_t>(n * d), T(0));
       sol.apply(clouds[k], {moved.data(), n, d});
+      // A support point of weight 0 carries no plan row: it stays where it is.
       for (std::int64_t i = 0; i < n; ++i)
-        for (std::int64_t c = 0; c < d; ++c)
-          next[static_cast<std::size_t>(i * d + c)] +=
-              lambda[k] * static_cast<double>(moved[static_cast<std::size_t>(i * d + c)]) /
-              b[static_cast<std::size_t>(i)];
+        for (std::int64_t c = 0; c < d; ++c) {
+          const auto e = static_cast<std::size_t>(i * d + c);
+          const double bi = b[static_cast<std::size_t>(i)];
+          next[e] += lambda[k] * (bi > 0 ? static_cast<double>(moved[e]) / bi
+                                         : static_cast<double>(r.points[e]));
+        }
       previous[k] = sol;
     }
     double shift = 0;

@@ -9,6 +9,7 @@
 #include "birkhoff/transport/sinkhorn.hpp"
 #include "birkhoff/transport/sliced.hpp"
 #include "checks.hpp"
+#include "inner.hpp"
 #include "monotone.hpp"
 
 namespace birkhoff::transport {
@@ -138,6 +139,13 @@ void check(MatrixView<const double> x, MatrixView<const double> y, std::span<con
             "must have shape (n, m) = (" + std::to_string(x.rows) + ", " + std::to_string(y.rows) +
                 ")");
     detail::check_points(init, "init");
+    double total = 0;
+    for (std::int64_t i = 0; i < init.rows; ++i)
+      for (std::int64_t j = 0; j < init.cols; ++j) {
+        require(init(i, j) >= 0, "init", "a plan has no negative entries");
+        total += init(i, j);
+      }
+    require(total > 0, "init", "the plan is zero");
   }
   require(std::isfinite(o.alpha) && o.alpha >= 0 && o.alpha <= 1, "alpha", "must lie in [0, 1]");
   require(o.max_iter >= 1, "max_iter", "must be >= 1");
@@ -147,6 +155,42 @@ void check(MatrixView<const double> x, MatrixView<const double> y, std::span<con
   require(o.inner_max_iter >= 1, "inner_max_iter", "must be >= 1");
   require(o.num_threads >= 0, "num_threads", "must be >= 0");
 }
+
+// Points (or features) minus a centre; `radius` the largest distance to it. For points the
+// centre is the cloud's mean (power 1); features are recentred on a centre shared by both.
+struct Normalised {
+  std::vector<double> values;
+  std::int64_t cols = 0;
+  double radius = 0;
+
+  Normalised(MatrixView<const double> z, int power) : cols(z.cols) {
+    if (z.rows == 0) return;
+    std::vector<double> centre(static_cast<std::size_t>(z.cols), 0.0);
+    if (power == 1)
+      for (std::int64_t i = 0; i < z.rows; ++i)
+        for (std::int64_t c = 0; c < z.cols; ++c)
+          centre[static_cast<std::size_t>(c)] += z(i, c) / static_cast<double>(z.rows);
+    recentre(z, centre);
+  }
+  void recentre(MatrixView<const double> z, const std::vector<double>& centre) {
+    values.resize(static_cast<std::size_t>(z.rows * z.cols));
+    radius = 0;
+    for (std::int64_t i = 0; i < z.rows; ++i) {
+      double r = 0;
+      for (std::int64_t c = 0; c < z.cols; ++c) {
+        const double v = z(i, c) - centre[static_cast<std::size_t>(c)];
+        values[static_cast<std::size_t>(i * z.cols + c)] = v;
+        r += v * v;
+      }
+      radius = std::max(radius, std::sqrt(r));
+    }
+  }
+  std::vector<double> scaled(double by) const {
+    std::vector<double> out(values);
+    for (double& v : out) v *= by;
+    return out;
+  }
+};
 
 // The problem's fixed parts, and one run of the outer loop from an initial linearisation.
 class Gromov {
@@ -348,12 +392,8 @@ class Gromov {
     problem.a = px_.w;
     problem.b = py_.w;
     problem.epsilon = eps_;
-    SinkhornOptions so;
-    so.schedule = Schedule::Converge;
-    so.backend = Backend::Dense;
-    so.marginal_tol = o_.marginal_tol;
-    so.max_iter = o_.inner_max_iter;
-    so.num_threads = o_.num_threads;
+    SinkhornOptions so =
+        detail::inner_options(o_.marginal_tol, o_.inner_max_iter, o_.num_threads, warm);
     std::vector<double> terms(static_cast<std::size_t>(m));
     for (std::int64_t j = 0; j < m; ++j) {
       double t = 0;
@@ -362,12 +402,9 @@ class Gromov {
       terms[static_cast<std::size_t>(j)] = t;
     }
     if (warm != nullptr) {
-      // The previous step's potentials, g moved by the change of its column terms |v_j|^2
-      // (which the plan does not see): what is left to iterate is the change of <u_i, v_j>.
-      so.init_f.assign(warm->f().begin(), warm->f().end());
-      so.init_g.resize(static_cast<std::size_t>(m));
-      for (std::size_t j = 0; j < so.init_g.size(); ++j)
-        so.init_g[j] = warm->g()[j] + terms[j] - column_terms[j];
+      // g moved by the change of its column terms |v_j|^2 (which the plan does not see): what
+      // is left to iterate is the change of <u_i, v_j>.
+      for (std::size_t j = 0; j < so.init_g.size(); ++j) so.init_g[j] += terms[j] - column_terms[j];
     }
     column_terms = std::move(terms);
     return sinkhorn(problem, so);
@@ -451,7 +488,29 @@ GromovResult gromov_wasserstein(MatrixView<const double> x, MatrixView<const dou
                                 MatrixView<const double> features_y, MatrixView<const double> init,
                                 bool gradients, bool plan) {
   check(x, y, a, b, epsilon, options, features_x, features_y, init);
-  const Gromov problem(x, y, a, b, epsilon, options, features_x, features_y);
+  // GW sees only distances: each cloud is centred and both are scaled by one length s (the
+  // features by s^2, about their common centre), so that the lifted features are O(1) and the
+  // quartic terms do not cancel at large coordinates. Values scale back by s^4.
+  const Normalised nx(x, 1), ny(y, 1);
+  const double scale = std::max({nx.radius, ny.radius, 1e-300});
+  Normalised fx(features_x, 2), fy(features_y, 2);
+  if (features_x.rows != 0) {
+    std::vector<double> centre(static_cast<std::size_t>(features_x.cols), 0.0);
+    for (const auto* f : {&features_x, &features_y})
+      for (std::int64_t i = 0; i < f->rows; ++i)
+        for (std::int64_t c = 0; c < f->cols; ++c)
+          centre[static_cast<std::size_t>(c)] +=
+              (*f)(i, c) / static_cast<double>(features_x.rows + features_y.rows);
+    fx.recentre(features_x, centre);
+    fy.recentre(features_y, centre);
+  }
+  const double s2 = scale * scale, s4 = s2 * s2;
+  const auto view = [](const Normalised& v, double by) { return v.scaled(by); };
+  const std::vector<double> xs = view(nx, 1 / scale), ys = view(ny, 1 / scale),
+                            fxs = view(fx, 1 / s2), fys = view(fy, 1 / s2);
+  const Gromov problem({xs.data(), x.rows, x.cols}, {ys.data(), y.rows, y.cols}, a, b, epsilon / s4,
+                       options, {fxs.data(), features_x.rows, features_x.cols},
+                       {fys.data(), features_y.rows, features_y.cols});
   GromovResult out;
   out.n = x.rows, out.m = y.rows, out.dx = x.cols, out.dy = y.cols, out.df = problem.df();
   out.epsilon = epsilon;
@@ -468,13 +527,20 @@ GromovResult gromov_wasserstein(MatrixView<const double> x, MatrixView<const dou
       out.best_init = s;
     }
   }
-  out.loss = best.loss, out.gw_loss = best.gw, out.feature_loss = best.feature;
+  for (double& l : out.losses) l *= s4;
+  out.loss = s4 * best.loss, out.gw_loss = s4 * best.gw, out.feature_loss = s4 * best.feature;
   out.iterations = best.iterations;
   out.converged = best.converged;
   out.marginal_error = best.plan.report().marginal_error;
   require(std::isfinite(out.loss), "epsilon",
           "the solve overflowed (loss " + std::to_string(out.loss) + "): raise epsilon");
-  if (gradients) problem.gradients(best, out);
+  if (gradients) {
+    problem.gradients(best, out);
+    for (auto* g : {&out.grad_x, &out.grad_y})
+      for (double& v : *g) v *= s4 / scale;
+    for (auto* g : {&out.grad_features_x, &out.grad_features_y})
+      for (double& v : *g) v *= s2;
+  }
   if (plan) out.plan = best.plan.dense_plan();
   return out;
 }

@@ -136,6 +136,8 @@ void check_inputs(MatrixView<const T> x, MatrixView<const T> y, std::span<const 
   } else {
     require(options.n_projections >= 1, "n_projections",
             "must be >= 1, got " + std::to_string(options.n_projections));
+    require(static_cast<double>(options.n_projections) * static_cast<double>(x.cols) <= 1e9,
+            "n_projections", "d x n_projections must be at most 1e9 directions' coordinates");
   }
   require(std::isfinite(options.p) && options.p >= 1, "p",
           "must be a finite number >= 1, got " + std::to_string(options.p));

@@ -74,7 +74,7 @@ def test_float32_clouds(rng):
         ({"weights": [1.0]}, ValueError, "^weights:"),
         ({"weights": [1.0, -1.0]}, ValueError, "^weights:"),
         ({"cloud_weights": [np.ones(5), np.ones(4)]}, ValueError, "^cloud_weights\\[1\\]:"),
-        ({"init": np.ones((3, 3))}, ValueError, "^clouds\\[0\\]:"),
+        ({"init": np.ones((3, 3))}, ValueError, "^init:"),
         ({"max_iter": 0}, ValueError, "^max_iter:"),
     ],
 )
@@ -117,3 +117,19 @@ def test_cli_writes_what_python_returns(rng, tmp_path):
     )
     assert bad.returncode == 2
     assert bad.stderr.startswith("birkhoff: error: --weights")
+
+
+def test_zero_weights_and_argument_names(rng):
+    c1, c2 = rng.normal(size=(30, 2)), rng.normal(size=(40, 2))
+    r = birkhoff.barycenter([c1, c2], init=c2[:4].copy(), support_weights=[0.5, 0.5, 0, 0])
+    assert np.isfinite(r.points).all()
+    np.testing.assert_array_equal(r.points[2:], c2[2:4])  # weightless points stay put
+    half = np.r_[np.ones(15) / 15, np.zeros(15)]
+    r = birkhoff.barycenter([c1, c2], cloud_weights=[half, np.ones(40) / 40])
+    assert np.isfinite(r.points).all()
+    with pytest.raises(ValueError, match="^clouds\\[0\\]: non-finite"):
+        birkhoff.barycenter([c1 * np.nan, c2])
+    with pytest.raises(ValueError, match="^init:"):
+        birkhoff.barycenter([c1, c2], init=np.zeros((5, 3)))
+    with pytest.raises(TypeError, match="^weights:"):
+        birkhoff.barycenter([c1, c2], weights="ab")

@@ -243,3 +243,18 @@ def test_cli_writes_what_python_returns(rng, tmp_path):
     )  # fmt: skip
     assert bad.returncode == 2
     assert bad.stderr.startswith("birkhoff: error: --init")
+
+
+def test_translations_and_units_change_nothing(rng):
+    # Each cloud is centred and both scaled internally: far from the origin and in other
+    # units (epsilon scaled as distance^4) the value is the same.
+    x, y = _clouds(rng, 30, 25)
+    base = birkhoff.gromov_wasserstein(x, y, epsilon=0.1)
+    for shift, unit in [(1e3, 1.0), (1e6, 1.0), (0.0, 1e8), (5.0, 1e-8)]:
+        r = birkhoff.gromov_wasserstein(
+            (x + shift) * unit, (y - shift) * unit, epsilon=0.1 * unit**4
+        )
+        assert r.converged
+        assert r.loss / unit**4 == pytest.approx(base.loss, rel=1e-7)
+    with pytest.raises(ValueError, match="^init:"):
+        birkhoff.gromov_wasserstein(x, y, init=-np.ones((30, 25)) / 750)
