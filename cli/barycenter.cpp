@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>

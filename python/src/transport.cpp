@@ -29,8 +29,8 @@ template <class T>
 Solved<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b,
                 const CostSpec& cost, std::optional<double> reach_a, std::optional<double> reach_b,
                 double epsilon, bool debias, nb::object progress, const nb::dict& options,
-                std::optional<double> mass, std::int64_t comm,
-                std::optional<In<double>> init_f, std::optional<In<double>> init_g) {
+                std::optional<double> mass, std::int64_t comm, std::optional<In<double>> init_f,
+                std::optional<In<double>> init_g) {
   const auto xv = matrix(x, "x"), yv = matrix(y, "y");
   auto problem = problem_from(a, b, epsilon, reach_a, reach_b, mass);
   auto o = solver_options(options, std::move(progress));
