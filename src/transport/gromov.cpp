@@ -245,8 +245,11 @@ class Gromov {
   }
   // K of the monotone coupling of the clouds projected on random directions.
   Matrix random_start(std::int64_t draw) const {
-    const auto tx = random_directions<double>(px_.d, 1, o_.seed * 7919 + 2 * draw);
-    const auto ty = random_directions<double>(py_.d, 1, o_.seed * 7919 + 2 * draw + 1);
+    // Two streams per draw, derived from the seed in unsigned arithmetic (any seed is valid).
+    const auto key =
+        static_cast<std::uint64_t>(o_.seed) * 7919u + 2u * static_cast<std::uint64_t>(draw);
+    const auto tx = random_directions<double>(px_.d, 1, static_cast<std::int64_t>(key));
+    const auto ty = random_directions<double>(py_.d, 1, static_cast<std::int64_t>(key + 1));
     auto line = [](const Lifted& p, const std::vector<double>& theta) {
       detail::SortedLine s(static_cast<std::size_t>(p.n));
       for (std::int64_t i = 0; i < p.n; ++i) {
