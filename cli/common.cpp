@@ -235,6 +235,14 @@ double peak_rss_mb() { return static_cast<double>(peak_rss_bytes()) / 1e6; }
 
 void print_json(const nlohmann::json& j) { std::cout << j.dump() << std::endl; }
 
+void add_cloud_arguments(CLI::App* cmd, std::string& source, std::string& target,
+                         std::string& weights_a, std::string& weights_b) {
+  cmd->add_option("SOURCE", source, "source points x, .npy (n, d)")->required();
+  cmd->add_option("TARGET", target, "target points y, .npy (m, d)")->required();
+  cmd->add_option("--weights-a", weights_a, "source weights a, .npy (n,); default uniform 1/n");
+  cmd->add_option("--weights-b", weights_b, "target weights b, .npy (m,); default uniform 1/m");
+}
+
 void add_report_flags(CLI::App* cmd, bool& json, bool& quiet) {
   cmd->add_flag("--json", json, "print one JSON object with the results");
   cmd->add_flag("--quiet", quiet, "no progress bar");

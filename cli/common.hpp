@@ -98,6 +98,11 @@ std::string orientation_warning(const graph::AttributedGraph& g, const std::stri
 /// Prints "birkhoff: warning: MESSAGE" on stderr.
 void print_warning(const std::string& message);
 
+/// The positionals SOURCE (n, d) and TARGET (m, d) and the flags --weights-a, --weights-b of a
+/// subcommand between two point clouds.
+void add_cloud_arguments(CLI::App* cmd, std::string& source, std::string& target,
+                         std::string& weights_a, std::string& weights_b);
+
 /// The flags every solving subcommand has: --json (one JSON object on stdout) and --quiet (no
 /// progress bar).
 void add_report_flags(CLI::App* cmd, bool& json, bool& quiet);

@@ -73,12 +73,7 @@ void add_sliced_command(CLI::App& app) {
       "Sliced (or max-sliced) Wasserstein distance between two point clouds (.npy (n, d) and "
       "(m, d), float32 or float64): exact 1-D transport of the sorted projections on random "
       "directions, (mean of W_p^p)^(1/p) as POT's sliced_wasserstein_distance.");
-  cmd->add_option("SOURCE", args->source, "source points x, .npy (n, d)")->required();
-  cmd->add_option("TARGET", args->target, "target points y, .npy (m, d)")->required();
-  cmd->add_option("--weights-a", args->weights_a,
-                  "source weights a, .npy (n,); default uniform 1/n");
-  cmd->add_option("--weights-b", args->weights_b,
-                  "target weights b, .npy (m,); default uniform 1/m");
+  add_cloud_arguments(cmd, args->source, args->target, args->weights_a, args->weights_b);
   cmd->add_option("--projections", args->projections,
                   "directions, .npy (d, L), one per column (instead of random ones)");
   add_options(cmd, args->options);

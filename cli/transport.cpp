@@ -141,12 +141,7 @@ void add_transport_command(CLI::App& app) {
       "transport",
       "Entropic OT between two point clouds (.npy arrays of shape (n, d) and (m, d), float32 or "
       "float64) with the streamed log-domain Sinkhorn iteration; memory O((n + m) d).");
-  cmd->add_option("SOURCE", args->source, "source points x, .npy (n, d)")->required();
-  cmd->add_option("TARGET", args->target, "target points y, .npy (m, d)")->required();
-  cmd->add_option("--weights-a", args->weights_a,
-                  "source weights a, .npy (n,); default uniform 1/n");
-  cmd->add_option("--weights-b", args->weights_b,
-                  "target weights b, .npy (m,); default uniform 1/m");
+  add_cloud_arguments(cmd, args->source, args->target, args->weights_a, args->weights_b);
   cmd->add_option("--blur", args->blur,
                   "final blur; epsilon = blur^p in cost units (p = 2 but for --cost euclidean)")
       ->capture_default_str();
