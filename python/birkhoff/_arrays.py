@@ -186,6 +186,13 @@ def as_int(value, name: str, low: int = 0, high: int = 2**31 - 1) -> int:
     return int(value)
 
 
+def as_bool(value, name: str) -> bool:
+    """A flag: a bool or numpy bool; TypeError naming ``name`` otherwise ("no" is not False)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected True or False, got {value!r}")
+    return bool(value)
+
+
 def as_float(value, name: str, optional: bool = False):
     """A real option; None allowed when ``optional``; TypeError naming ``name`` otherwise."""
     if value is None and optional:

@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _birkhoff
-from ._arrays import _as_array, as_float, as_int, as_weights, progress_callback
+from ._arrays import _as_array, as_bool, as_float, as_int, as_weights, progress_callback
 
 __all__ = ["GromovResult", "fused_gromov_wasserstein", "gromov_wasserstein"]
 
@@ -106,8 +106,8 @@ def _solve(x, y, a, b, epsilon, features, init, options, gradients, return_plan,
         features_x,
         features_y,
         init,
-        bool(gradients),
-        bool(return_plan),
+        as_bool(gradients, "gradients"),
+        as_bool(return_plan, "return_plan"),
         progress_callback(progress),
         described,
     )

@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _birkhoff
-from ._arrays import _as_array, as_float, as_int, as_point_pair, as_weights
+from ._arrays import _as_array, as_bool, as_float, as_int, as_point_pair, as_weights
 
 __all__ = ["SlicedResult", "max_sliced_wasserstein", "random_directions", "sliced_wasserstein"]
 
@@ -100,10 +100,12 @@ def sliced_wasserstein(
         "n_projections": as_int(n_projections, "n_projections"),
         "seed": as_int(seed, "seed", -(2**63), 2**63 - 1),
         "p": as_float(p, "p"),
-        "max_sliced": bool(max_sliced),
+        "max_sliced": as_bool(max_sliced, "max_sliced"),
         "num_threads": as_int(num_threads, "num_threads"),
     }
-    fields = _birkhoff.sliced_wasserstein(x, y, a, b, projections, bool(gradients), options)
+    fields = _birkhoff.sliced_wasserstein(
+        x, y, a, b, projections, as_bool(gradients, "gradients"), options
+    )
     return SlicedResult(fields)
 
 
