@@ -83,6 +83,9 @@ def sliced_wasserstein(x, y, a=None, b=None, **kwargs) -> _sliced.SlicedResult:
 def _solve_gromov(x, y, features, a, b, kwargs):
     _no_gradients_keyword(kwargs)
     _points(x, "x"), _points(y, "y")
+    for w, name in [(a, "a"), (b, "b")]:
+        if getattr(w, "requires_grad", False):
+            raise TypeError(f"{name}: GW's gradients are in the points and features only")
     inputs = (x, y) if features is None else (x, y, *features)
     plain = [t.detach().cpu().numpy() for t in inputs]
     a, b = (
