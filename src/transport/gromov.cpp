@@ -156,41 +156,37 @@ void check(MatrixView<const double> x, MatrixView<const double> y, std::span<con
   require(o.num_threads >= 0, "num_threads", "must be >= 0");
 }
 
-// Points (or features) minus a centre; `radius` the largest distance to it. For points the
-// centre is the cloud's mean (power 1); features are recentred on a centre shared by both.
-struct Normalised {
-  std::vector<double> values;
-  std::int64_t cols = 0;
-  double radius = 0;
+// sum_i z_i (d).
+std::vector<double> column_sums(MatrixView<const double> z) {
+  std::vector<double> sums(static_cast<std::size_t>(z.cols), 0.0);
+  for (std::int64_t i = 0; i < z.rows; ++i)
+    for (std::int64_t c = 0; c < z.cols; ++c) sums[static_cast<std::size_t>(c)] += z(i, c);
+  return sums;
+}
 
-  Normalised(MatrixView<const double> z, int power) : cols(z.cols) {
-    if (z.rows == 0) return;
-    std::vector<double> centre(static_cast<std::size_t>(z.cols), 0.0);
-    if (power == 1)
-      for (std::int64_t i = 0; i < z.rows; ++i)
-        for (std::int64_t c = 0; c < z.cols; ++c)
-          centre[static_cast<std::size_t>(c)] += z(i, c) / static_cast<double>(z.rows);
-    recentre(z, centre);
+// (z_i - centre) / scale, row-major.
+std::vector<double> normalised(MatrixView<const double> z, const std::vector<double>& centre,
+                               double scale) {
+  std::vector<double> out(static_cast<std::size_t>(z.rows * z.cols));
+  for (std::int64_t i = 0; i < z.rows; ++i)
+    for (std::int64_t c = 0; c < z.cols; ++c)
+      out[static_cast<std::size_t>(i * z.cols + c)] =
+          (z(i, c) - centre[static_cast<std::size_t>(c)]) / scale;
+  return out;
+}
+
+// The largest |z_i - centre|.
+double radius(MatrixView<const double> z, const std::vector<double>& centre) {
+  double r = 0;
+  for (std::int64_t i = 0; i < z.rows; ++i) {
+    double s = 0;
+    for (std::int64_t c = 0; c < z.cols; ++c)
+      s += (z(i, c) - centre[static_cast<std::size_t>(c)]) *
+           (z(i, c) - centre[static_cast<std::size_t>(c)]);
+    r = std::max(r, s);
   }
-  void recentre(MatrixView<const double> z, const std::vector<double>& centre) {
-    values.resize(static_cast<std::size_t>(z.rows * z.cols));
-    radius = 0;
-    for (std::int64_t i = 0; i < z.rows; ++i) {
-      double r = 0;
-      for (std::int64_t c = 0; c < z.cols; ++c) {
-        const double v = z(i, c) - centre[static_cast<std::size_t>(c)];
-        values[static_cast<std::size_t>(i * z.cols + c)] = v;
-        r += v * v;
-      }
-      radius = std::max(radius, std::sqrt(r));
-    }
-  }
-  std::vector<double> scaled(double by) const {
-    std::vector<double> out(values);
-    for (double& v : out) v *= by;
-    return out;
-  }
-};
+  return std::sqrt(r);
+}
 
 // The problem's fixed parts, and one run of the outer loop from an initial linearisation.
 class Gromov {
@@ -494,23 +490,25 @@ GromovResult gromov_wasserstein(MatrixView<const double> x, MatrixView<const dou
   // GW sees only distances: each cloud is centred and both are scaled by one length s (the
   // features by s^2, about their common centre), so that the lifted features are O(1) and the
   // quartic terms do not cancel at large coordinates. Values scale back by s^4.
-  const Normalised nx(x, 1), ny(y, 1);
-  const double scale = std::max({nx.radius, ny.radius, 1e-300});
-  Normalised fx(features_x, 2), fy(features_y, 2);
-  if (features_x.rows != 0) {
-    std::vector<double> centre(static_cast<std::size_t>(features_x.cols), 0.0);
-    for (const auto* f : {&features_x, &features_y})
-      for (std::int64_t i = 0; i < f->rows; ++i)
-        for (std::int64_t c = 0; c < f->cols; ++c)
-          centre[static_cast<std::size_t>(c)] +=
-              (*f)(i, c) / static_cast<double>(features_x.rows + features_y.rows);
-    fx.recentre(features_x, centre);
-    fy.recentre(features_y, centre);
-  }
+  auto mean = [](MatrixView<const double> z) {
+    auto m = column_sums(z);
+    for (double& v : m) v /= static_cast<double>(z.rows);
+    return m;
+  };
+  const auto cx = mean(x), cy = mean(y);
+  double scale = std::max(radius(x, cx), radius(y, cy));
+  if (!(scale > 0)) scale = 1;  // every point at its cloud's centre: GW is 0 at any scale
   const double s2 = scale * scale, s4 = s2 * s2;
-  const auto view = [](const Normalised& v, double by) { return v.scaled(by); };
-  const std::vector<double> xs = view(nx, 1 / scale), ys = view(ny, 1 / scale),
-                            fxs = view(fx, 1 / s2), fys = view(fy, 1 / s2);
+  std::vector<double> fxs, fys;
+  if (features_x.rows != 0) {
+    auto cf = column_sums(features_x);
+    const auto sy = column_sums(features_y);
+    for (std::size_t c = 0; c < cf.size(); ++c)
+      cf[c] = (cf[c] + sy[c]) / static_cast<double>(features_x.rows + features_y.rows);
+    fxs = normalised(features_x, cf, s2);
+    fys = normalised(features_y, cf, s2);
+  }
+  const std::vector<double> xs = normalised(x, cx, scale), ys = normalised(y, cy, scale);
   const Gromov problem({xs.data(), x.rows, x.cols}, {ys.data(), y.rows, y.cols}, a, b, epsilon / s4,
                        options, {fxs.data(), features_x.rows, features_x.cols},
                        {fys.data(), features_y.rows, features_y.cols});

@@ -258,3 +258,6 @@ def test_translations_and_units_change_nothing(rng):
         assert r.loss / unit**4 == pytest.approx(base.loss, rel=1e-7)
     with pytest.raises(ValueError, match="^init:"):
         birkhoff.gromov_wasserstein(x, y, init=-np.ones((30, 25)) / 750)
+    # Clouds whose points all coincide (no length to scale by): GW is 0.
+    assert birkhoff.gromov_wasserstein(np.ones((5, 2)), np.zeros((4, 3))).loss == 0
+    assert birkhoff.gromov_wasserstein(np.ones((1, 2)), np.ones((1, 3))).loss == 0
