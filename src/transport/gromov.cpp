@@ -221,6 +221,15 @@ class Gromov {
         r[2 * py_.e + 2 + df_] = s;
       }
     }
+    const std::int64_t e = df_ + px_.e;
+    const double sf = std::sqrt(1 - w_), sg = std::sqrt(2 * w_);
+    u_.resize(static_cast<std::size_t>(px_.n * e));
+    for (std::int64_t i = 0; i < px_.n; ++i) {
+      double* row = &u_[static_cast<std::size_t>(i * e)];
+      for (std::int64_t c = 0; c < df_; ++c) row[c] = sf * fx(i, c);
+      for (std::int64_t c = 0; c < px_.e; ++c)
+        row[df_ + c] = sg * px_.lift[static_cast<std::size_t>(i * px_.e + c)];
+    }
   }
 
   // K of the product plan a b^T: (Psi^T a)(Omega^T b)^T.
@@ -369,13 +378,8 @@ class Gromov {
                          std::vector<double>& column_terms) const {
     const std::int64_t n = px_.n, m = py_.n, ex = px_.e, ey = py_.e, e = df_ + ex;
     const double sf = std::sqrt(1 - w_), sg = std::sqrt(2 * w_);
-    Matrix u(static_cast<std::size_t>(n * e)), v(static_cast<std::size_t>(m * e));
-    for (std::int64_t i = 0; i < n; ++i) {
-      double* row = &u[static_cast<std::size_t>(i * e)];
-      for (std::int64_t c = 0; c < df_; ++c) row[c] = sf * fx_(i, c);
-      for (std::int64_t c = 0; c < ex; ++c)
-        row[df_ + c] = sg * px_.lift[static_cast<std::size_t>(i * ex + c)];
-    }
+    Matrix v(static_cast<std::size_t>(m * e));
+    std::vector<double> terms(static_cast<std::size_t>(m), 0.0);  // |v_j|^2
     for (std::int64_t j = 0; j < m; ++j) {
       double* row = &v[static_cast<std::size_t>(j * e)];
       for (std::int64_t c = 0; c < df_; ++c) row[c] = sf * fy_(j, c);
@@ -385,21 +389,15 @@ class Gromov {
         for (std::int64_t c = 0; c < ey; ++c) s += k[static_cast<std::size_t>(r * ey + c)] * chi[c];
         row[df_ + r] = sg * s;
       }
+      for (std::int64_t c = 0; c < e; ++c) terms[static_cast<std::size_t>(j)] += row[c] * row[c];
     }
     OtProblem<double> problem;
-    problem.geometry = PointCloud<double>({u.data(), n, e}, {v.data(), m, e}, Cost::sqeuclidean());
+    problem.geometry = PointCloud<double>({u_.data(), n, e}, {v.data(), m, e}, Cost::sqeuclidean());
     problem.a = px_.w;
     problem.b = py_.w;
     problem.epsilon = eps_;
     SinkhornOptions so =
         detail::inner_options(o_.marginal_tol, o_.inner_max_iter, o_.num_threads, warm);
-    std::vector<double> terms(static_cast<std::size_t>(m));
-    for (std::int64_t j = 0; j < m; ++j) {
-      double t = 0;
-      for (std::int64_t c = 0; c < e; ++c)
-        t += v[static_cast<std::size_t>(j * e + c)] * v[static_cast<std::size_t>(j * e + c)];
-      terms[static_cast<std::size_t>(j)] = t;
-    }
     if (warm != nullptr) {
       // g moved by the change of its column terms |v_j|^2 (which the plan does not see): what
       // is left to iterate is the change of <u_i, v_j>.
@@ -475,7 +473,8 @@ class Gromov {
   double w_ = 1;
   std::int64_t df_ = 0, vcols_ = 0;
   std::vector<double> alpha_, beta_;
-  Matrix v_;
+  Matrix v_;  // the columns the plan is applied to
+  Matrix u_;  // the row features of every inner solve: [sqrt(1 - w) fx_i, sqrt(2 w) phi_i]
 };
 
 }  // namespace

@@ -114,10 +114,12 @@ double match_line(const Sorted& sx, const Sorted& sy, const WA& wa, const WB& wb
   return total;
 }
 
+// The total masses of a and b (1 for uniform weights).
 template <class T>
-void check_inputs(MatrixView<const T> x, MatrixView<const T> y, std::span<const T> a,
-                  std::span<const T> b, const SlicedOptions& options,
-                  MatrixView<const T> projections) {
+std::pair<double, double> check_inputs(MatrixView<const T> x, MatrixView<const T> y,
+                                       std::span<const T> a, std::span<const T> b,
+                                       const SlicedOptions& options,
+                                       MatrixView<const T> projections) {
   detail::check_points(x, "x");
   detail::check_points(y, "y");
   require(x.cols == y.cols, "y",
@@ -142,6 +144,7 @@ void check_inputs(MatrixView<const T> x, MatrixView<const T> y, std::span<const 
   require(std::isfinite(options.p) && options.p >= 1, "p",
           "must be a finite number >= 1, got " + std::to_string(options.p));
   require(options.num_threads >= 0, "num_threads", "must be >= 0");
+  return {ma, mb};
 }
 
 }  // namespace
@@ -170,7 +173,8 @@ SlicedResult<T> sliced_wasserstein(MatrixView<const T> x, MatrixView<const T> y,
                                    std::span<const T> a, std::span<const T> b,
                                    const SlicedOptions& options, MatrixView<const T> projections,
                                    bool gradients) {
-  check_inputs(x, y, a, b, options, projections);
+  const auto masses = check_inputs(x, y, a, b, options, projections);
+  const double mass_a = masses.first, mass_b = masses.second;  // captured below: no bindings
   SlicedResult<T> r;
   r.n = x.rows;
   r.m = y.rows;
@@ -200,8 +204,6 @@ SlicedResult<T> sliced_wasserstein(MatrixView<const T> x, MatrixView<const T> y,
   auto wb = [&](std::int64_t j) {
     return b.empty() ? uniform_b : static_cast<double>(b[static_cast<std::size_t>(j)]);
   };
-  const double mass_a = a.empty() ? 1.0 : detail::check_weights(a, n, "a", "x");
-  const double mass_b = b.empty() ? 1.0 : detail::check_weights(b, m, "b", "y");
   const PowerCost cost{options.p};
   const int threads = resolve_threads(options.num_threads);
 
