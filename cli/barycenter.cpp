@@ -7,7 +7,6 @@
 #include <memory>
 #include <optional>
 #include <random>
-#include <sstream>
 #include <string>
 
 #include "birkhoff/core/error.hpp"
@@ -21,33 +20,14 @@ namespace {
 
 struct BarycenterArgs {
   std::vector<std::string> clouds;
-  std::string weights, init, output;
+  std::vector<double> weights;
+  std::string init, output;
   double blur = 0.05;
   std::optional<std::int64_t> n_support;
   std::int64_t seed = 0;
   bool json = false, quiet = false;
   transport::BarycenterOptions options;
 };
-
-// "0.5,0.3,0.2" -> the numbers; throws naming --weights.
-std::vector<double> parse_weights(const std::string& text) {
-  std::vector<double> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    std::size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    require(used == item.size() && !item.empty(), "--weights",
-            "expected comma-separated numbers, got '" + text + "'");
-    out.push_back(v);
-  }
-  return out;
-}
 
 void run(const BarycenterArgs& args) {
   const auto start = std::chrono::steady_clock::now();
@@ -61,8 +41,7 @@ void run(const BarycenterArgs& args) {
   std::vector<MatrixView<const double>> views;
   for (const auto& c : clouds)
     views.push_back({c.array.as<double>("CLOUD").data(), c.rows, c.cols});
-  const std::vector<double> lambda =
-      args.weights.empty() ? std::vector<double>{} : parse_weights(args.weights);
+  const std::vector<double>& lambda = args.weights;
   require(lambda.empty() || lambda.size() == clouds.size(), "--weights",
           "has " + std::to_string(lambda.size()) + " numbers for " + std::to_string(clouds.size()) +
               " clouds");
@@ -140,7 +119,8 @@ void add_barycenter_command(CLI::App& app) {
       "each step one streamed Sinkhorn solve per cloud (POT's free_support_sinkhorn_barycenter).");
   cmd->add_option("CLOUD", args->clouds, "the clouds, .npy (m_k, d) each")->required();
   cmd->add_option("--weights", args->weights,
-                  "weights of the clouds, comma-separated (normalised; default uniform)");
+                  "weights of the clouds, comma-separated (normalised; default uniform)")
+      ->delimiter(',');
   cmd->add_option("--blur", args->blur, "epsilon = blur^2 (squared Euclidean cost)")
       ->capture_default_str();
   cmd->add_option("--n-support", args->n_support,

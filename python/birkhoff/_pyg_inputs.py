@@ -53,9 +53,10 @@ def coarse_data(data, result):
     out = Data(
         x=torch.from_numpy(np.ascontiguousarray(result.features)),
         edge_index=torch.from_numpy(np.ascontiguousarray(result.edge_index)),
-        edge_weight=torch.from_numpy(result.edge_weight.astype(np.float32)),
         num_nodes=result.num_super_nodes,
     )
+    if result.edge_weight is not None:  # None when coarsened with edge_weights=False
+        out.edge_weight = torch.from_numpy(result.edge_weight.astype(np.float32))
     y = getattr(data, "y", None)
     if y is not None:
         labels = _numpy(y)

@@ -254,7 +254,7 @@ def coarsen(
         result = coarsen(
             x, edge_index, ratio, method, n_coarse=n_coarse, key_precision=key_precision,
             clamp_interference=clamp_interference, bitset_bytes=bitset_bytes,
-            edge_weights=True, num_threads=num_threads, progress=progress,
+            edge_weights=edge_weights, num_threads=num_threads, progress=progress,
         )  # fmt: skip
         result.data = pyg.coarse_data(data, result)
         return result

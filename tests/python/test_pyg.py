@@ -45,6 +45,11 @@ def test_coarsen_of_a_data_is_that_of_its_arrays(rng):
         assert coarse.train_mask[k].item() == bool(train[members].any())
 
 
+def test_edge_weights_false_is_honoured(rng):
+    data, *_ = _graph(rng)
+    assert "edge_weight" not in birkhoff.coarsen(data, ratio=0.5, edge_weights=False).data
+
+
 def test_lift_of_a_tensor_is_differentiable(rng):
     data, *_ = _graph(rng)
     r = birkhoff.coarsen(data, ratio=0.5)
