@@ -33,10 +33,10 @@ class _Solved(torch.autograd.Function):
         return (None, None, *grads)
 
 
-def _loss(result, names, inputs, dtype):
-    """The result's fields with its loss a tensor differentiable in ``inputs``."""
+def _loss(result, names, inputs, dtype, differentiable):
+    """The result's fields with the loss a tensor, differentiable when the solve had gradients."""
     fields = dict(vars(result))
-    if _needs_grad(*inputs):
+    if differentiable:
         fields["loss"] = _Solved.apply(result, names, *inputs)
     else:
         fields["loss"] = torch.tensor(result.loss, dtype=dtype)
@@ -75,14 +75,16 @@ def sliced_wasserstein(x, y, a=None, b=None, **kwargs) -> _sliced.SlicedResult:
     a, b = _weights_in(a, "a", x), _weights_in(b, "b", x)
     ad, bd = _weights(a, "a", xd, xd.shape[0]), _weights(b, "b", xd, yd.shape[0])
     inputs = (x, y, a, b)
-    r = _sliced.sliced_wasserstein(xd, yd, ad, bd, gradients=_needs_grad(*inputs), **kwargs)
+    needs = _needs_grad(*inputs)
+    r = _sliced.sliced_wasserstein(xd, yd, ad, bd, gradients=needs, **kwargs)
     names = ("grad_x", "grad_y", "grad_a", "grad_b")
-    return _sliced.SlicedResult(_loss(r, names, inputs, x.dtype))
+    return _sliced.SlicedResult(_loss(r, names, inputs, x.dtype, needs))
 
 
 def _solve_gromov(x, y, features, a, b, kwargs):
     _no_gradients_keyword(kwargs)
-    _points(x, "x"), _points(y, "y")
+    _points(x, "x")  # checked: CPU float tensors
+    _points(y, "y")
     for w, name in [(a, "a"), (b, "b")]:
         if getattr(w, "requires_grad", False):
             raise TypeError(f"{name}: GW's gradients are in the points and features only")
@@ -98,7 +100,7 @@ def _solve_gromov(x, y, features, a, b, kwargs):
     else:
         r = _gw.fused_gromov_wasserstein(*plain, a, b, gradients=needs, **kwargs)
     names = ("grad_x", "grad_y", "grad_features_x", "grad_features_y")[: len(inputs)]
-    return _gw.GromovResult(_loss(r, names, inputs, x.dtype))
+    return _gw.GromovResult(_loss(r, names, inputs, x.dtype, needs))
 
 
 def gromov_wasserstein(x, y, a=None, b=None, **kwargs) -> _gw.GromovResult:
