@@ -1,4 +1,5 @@
-"""Wasserstein barycenters of four 2-D shapes, with bilinear weights on a 4 x 4 grid.
+"""Wasserstein barycenters of four 2-D shapes, with bilinear weights on a 4 x 4 grid
+=================================================================================
 
 Each shape (a disk, a square, a cross and a ring) is a cloud of points sampled uniformly inside
 it; the barycenter at grid position (u, v) has weights (1-u)(1-v), u(1-v), (1-u)v, uv on the four
@@ -40,7 +41,7 @@ def shapes(count: int, rng: np.random.Generator) -> list[np.ndarray]:
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--points", type=int, default=300)
     parser.add_argument("--grid", type=int, default=4)
     parser.add_argument("--blur", type=float, default=0.1)

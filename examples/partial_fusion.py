@@ -1,4 +1,5 @@
-"""Partial fusion of two MLPs: from their ensemble (t = 0) to one OT-fused network (t = 1).
+"""Partial fusion of two MLPs: from their ensemble (t = 0) to one OT-fused network (t = 1)
+=======================================================================================
 
 Two scikit-learn MLPs of the same shape (64-128-64-10 on ``load_digits``) trained from
 different seeds are fused layer by layer, as in OT model fusion [singh2020]: at each hidden
@@ -224,16 +225,18 @@ def plot(table, out, title):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     ap.add_argument("--pairs", type=int, default=5, help="seed pairs")
     ap.add_argument("--hidden", type=int, nargs="+", default=[128, 64])
     ap.add_argument("--blur", type=float, default=0.05, help="relative to the neuron distance")
     ap.add_argument(
-        "--out",
-        default=os.path.join(os.path.dirname(__file__), "..", "docs", "figures", "partial_fusion"),
+        "--output",
+        default="docs/figures/partial_fusion.png",
+        help="the figure; the table is written beside it as .csv",
     )
-    ap.add_argument("--plot-only", action="store_true", help="redraw the figure from OUT.csv")
+    ap.add_argument("--plot-only", action="store_true", help="redraw the figure from the .csv")
     args = ap.parse_args()
+    args.out = os.path.splitext(args.output)[0]
     title = (
         f"Partial fusion of two MLPs 64-{'-'.join(map(str, args.hidden))}-10, "
         f"{args.pairs} seed pairs"

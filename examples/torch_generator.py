@@ -1,4 +1,5 @@
-"""Training a small generator with the Sinkhorn divergence as the loss.
+"""Training a small generator with the Sinkhorn divergence as the loss
+===================================================================
 
 An MLP maps 2-D Gaussian noise to the plane; it is trained so that its samples match
 scikit-learn's make_moons, with birkhoff.torch.SamplesLoss (debiased Sinkhorn divergence) as
@@ -19,7 +20,7 @@ import birkhoff.torch as bt
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     p.add_argument("--iterations", type=int, default=300)
     p.add_argument("--batch", type=int, default=1000)
     p.add_argument("--blur", type=float, default=0.05)

@@ -1,4 +1,5 @@
-"""Wasserstein gradient flow of a 2-D cloud towards a target shape (GeomLoss's classic demo).
+"""Wasserstein gradient flow of a 2-D cloud towards a target shape (GeomLoss's classic demo)
+=========================================================================================
 
 Each step moves every point along minus the gradient of the Sinkhorn divergence S(x, y),
 scaled by the number of points (x_i <- x_i - lr * N * dS/dx_i), the explicit Euler scheme of
@@ -45,7 +46,7 @@ def flow(loss, x0, y, steps, lr, snapshots):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     p.add_argument("--n", type=int, default=10000)
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--lr", type=float, default=0.1)

@@ -1,4 +1,5 @@
-"""Second order pays: affine point-cloud registration by Newton steps vs gradient descent.
+"""Second order pays: affine point-cloud registration by Newton steps vs gradient descent
+======================================================================================
 
 The source cloud is a rotated, scaled, shifted copy of the target (plus noise); the
 parameters (A, t) of x -> A x + t minimise the Sinkhorn divergence to the target. Newton steps
@@ -21,7 +22,7 @@ import birkhoff.torch as bt
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     p.add_argument("--n", type=int, default=2000)
     p.add_argument("--blur", type=float, default=0.05)
     p.add_argument("--max-gd", type=int, default=300)

@@ -16,6 +16,7 @@ APT_PACKAGES=(
   python3-skimage   # ships the sample photos of the colour-transfer demo
   clang-format      # the format check of .ci/run (.clang-format)
   clang libclang-rt-14-dev libomp-14-dev  # libFuzzer targets of tests/fuzz (tests/fuzz/run.sh)
+  chromium chromium-driver  # the browser test of the documentation site (tests/docs)
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -30,7 +31,9 @@ PYTHON=${PYTHON:-python3}
 export PIP_BREAK_SYSTEM_PACKAGES=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 $PYTHON -m pip install -q "scikit-build-core>=0.8" "nanobind>=2.0" ninja numpy scipy pot scikit-learn pytest hypothesis \
   "ruff>=0.17,<0.18" \
-  torch geomloss mpi4py torch_geometric  # ruff: a minor release may change its formatting;
-# torch: birkhoff.torch; torch_geometric: birkhoff.pyg
+  torch geomloss mpi4py torch_geometric \
+  "sphinx>=8" "myst-parser>=4" furo "sphinx-gallery>=0.17" matplotlib "selenium>=4.10"
+# ruff: a minor release may change its formatting; torch: birkhoff.torch; torch_geometric:
+# birkhoff.pyg; sphinx ... selenium: the documentation site (scripts/docs.sh, tests/docs)
 $PYTHON -m pip install -q --no-build-isolation .
 command -v birkhoff >/dev/null || echo "setup: note: add $($PYTHON -c 'import sysconfig; print(sysconfig.get_path("scripts"))') to PATH for the birkhoff command"

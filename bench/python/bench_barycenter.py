@@ -15,6 +15,7 @@ import os
 import time
 
 import numpy as np
+from _results import Results
 
 import birkhoff
 
@@ -26,8 +27,19 @@ def main():
     parser.add_argument("--dim", type=int, default=2)
     parser.add_argument("--iters", type=int, default=3)
     parser.add_argument("--blur", type=float, default=0.1)
+    parser.add_argument("--results", help="JSON output (default bench/results/barycenter.json)")
     args = parser.parse_args()
     import ot
+
+    results = Results(
+        "barycenter",
+        f"Free-support barycenter of {args.clouds} clouds, d = {args.dim}, {args.iters} "
+        "iterations: birkhoff vs POT",
+        x="n",
+        x_label="points per cloud",
+        times={"birkhoff": "birkhoff_s", "POT": "pot_s"},
+        versions={"POT": ot.__version__},
+    )
 
     eps = args.blur**2
     print(f"POT {ot.__version__}, {args.clouds} clouds, d = {args.dim}, epsilon {eps:g}")
@@ -52,6 +64,10 @@ def main():
             f"| {n} | {ours:.2f} | {theirs:.2f} | {theirs / ours:.1f} | "
             f"{np.abs(r.points - ref).max():.1e} | {os.getloadavg()[0]:.1f} |"
         )
+        results.add(
+            n=n, birkhoff_s=ours, pot_s=theirs, max_diff=float(np.abs(r.points - ref).max())
+        )
+    results.save(args.results)
 
 
 if __name__ == "__main__":

@@ -162,11 +162,23 @@ def main() -> None:
         help="fresh processes per configuration; the fastest is reported (and the "
         "largest peak RSS), which damps the noise of a shared machine",
     )
+    p.add_argument("--results", help="JSON output (default bench/results/coarsen.json)")
     p.add_argument("--one", nargs=3, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.one:
         print(json.dumps(one(args.one[0], args.one[1], float(args.one[2]))))
         return
+    from _results import Results
+
+    results = Results(
+        "coarsen",
+        "NOPE and NOPE* on generated power-law graphs (average degree 10, D = 128): seconds",
+        x="n",
+        x_label="nodes N",
+        times={m: f"{m}_s" for m in args.methods},
+        group=["ratio"],
+    )
+    recorded: dict[tuple, dict] = {}
     print(
         "| N | E | method | ratio | seconds | peak RSS MB | interpreter MB | input MB "
         "| (peak - interpreter) / input | K | coarse edges |"
@@ -192,6 +204,10 @@ def main() -> None:
                     for key in ("peak_rss_mb", "interpreter_mb", "rss_over_input"):
                         r[key] = worst[key]
                     seconds[(n, method, ratio)] = r["seconds"]
+                    row = recorded.setdefault((n, ratio), {"n": r["n"], "ratio": ratio})
+                    row["edges"] = r["edges"]
+                    row[f"{method}_s"] = r["seconds"]
+                    row[f"{method}_rss_mb"] = r["peak_rss_mb"]
                     print(
                         f"| {r['n']} | {r['edges']} | {method} | {ratio} | {r['seconds']} | "
                         f"{r['peak_rss_mb']} | {r['interpreter_mb']} | {r['input_mb']} | "
@@ -199,6 +215,9 @@ def main() -> None:
                         flush=True,
                     )
             shutil.rmtree(path)
+            for ratio in args.ratios:
+                results.add(**recorded.pop((n, ratio)))
+    results.save(args.results)
     sizes = sorted(args.sizes)
     if len(sizes) > 1:
         print(

@@ -16,6 +16,7 @@ import os
 import time
 
 import numpy as np
+from _results import Results
 
 import birkhoff
 
@@ -34,8 +35,19 @@ def main():
     parser.add_argument("--epsilon", type=float, default=0.05)
     parser.add_argument("--ours-only", type=int, nargs="*", default=[],
                         help="sizes run without POT (beyond its memory)")  # fmt: skip
+    parser.add_argument("--results", help="JSON output (default bench/results/gromov.json)")
     args = parser.parse_args()
     import ot
+
+    results = Results(
+        "gromov",
+        f"Entropic GW, epsilon {args.epsilon}, {args.iters} outer iterations: birkhoff vs POT",
+        x="n",
+        x_label="points per cloud n = m",
+        times={"birkhoff": "birkhoff_s", "POT": "pot_s"},
+        group=["d"],
+        versions={"POT": ot.__version__},
+    )
 
     print(f"POT {ot.__version__}, epsilon {args.epsilon}, {args.iters} outer iterations")
     print("| n = m | d | birkhoff s | POT s | POT / birkhoff | rel. diff of GW | load |")
@@ -52,6 +64,7 @@ def main():
             )
             if n in args.ours_only:
                 print(f"| {n} | {d} | {ours:.2f} | - | - | - | {os.getloadavg()[0]:.1f} |")
+                results.add(n=n, d=d, birkhoff_s=ours, pot_s=None, rel_diff=None)
                 continue
 
             def pot(x=x, y=y):
@@ -65,6 +78,10 @@ def main():
                 f"| {n} | {d} | {ours:.2f} | {theirs:.2f} | {theirs / ours:.1f} | "
                 f"{abs(r.loss - ref) / abs(ref):.1e} | {os.getloadavg()[0]:.1f} |"
             )
+            results.add(
+                n=n, d=d, birkhoff_s=ours, pot_s=theirs, rel_diff=abs(r.loss - ref) / abs(ref)
+            )
+    results.save(args.results)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import os
 import time
 
 import numpy as np
+from _results import Results
 
 import birkhoff
 
@@ -33,8 +34,19 @@ def main():
     parser.add_argument("--dims", type=int, nargs="+", default=[3, 64])
     parser.add_argument("--projections", type=int, default=50)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--results", help="JSON output (default bench/results/sliced.json)")
     args = parser.parse_args()
     import ot
+
+    results = Results(
+        "sliced",
+        f"Sliced Wasserstein, {args.projections} directions, float64: birkhoff vs POT",
+        x="n",
+        x_label="points per cloud n",
+        times={"birkhoff": "birkhoff_s", "POT": "pot_s"},
+        group=["d"],
+        versions={"POT": ot.__version__},
+    )
 
     print(f"POT {ot.__version__}, birkhoff {birkhoff.__version__}, L = {args.projections}")
     print(f"{'n':>8} {'d':>3} {'ours s':>8} {'POT s':>8} {'ratio':>6} {'rel diff':>9} {'load':>5}")
@@ -60,6 +72,8 @@ def main():
                 f"{n:>8} {d:>3} {ours:>8.3f} {theirs:>8.3f} {theirs / ours:>6.1f} "
                 f"{abs(loss - ref) / ref:>9.1e} {os.getloadavg()[0]:>5.2f}"
             )
+            results.add(n=n, d=d, birkhoff_s=ours, pot_s=theirs, rel_diff=abs(loss - ref) / ref)
+    results.save(args.results)
 
 
 if __name__ == "__main__":

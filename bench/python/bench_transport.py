@@ -138,10 +138,20 @@ def available(module):
     return importlib.util.find_spec(module) is not None
 
 
-def side_by_side(sizes, dims, iters, timeout):
+def side_by_side(sizes, dims, iters, timeout, results_path=None):
+    from _results import Results
+
     methods = ["birkhoff-f32", "birkhoff-f64", "pot-f64", "pot-f32"]
     if available("geomloss") and available("torch"):
         methods.append("geomloss-tensorized")
+    results = Results(
+        "transport",
+        f"Sinkhorn at fixed epsilon {EPS}, seconds per iteration, n = m: birkhoff vs POT, GeomLoss",
+        x="n",
+        x_label="points per cloud n = m",
+        times={m: f"{m}_s" for m in methods},
+        group=["d"],
+    )
     print(f"\n## Fixed epsilon = {EPS}, {iters} iterations, n = m, random weights\n")
     print(
         "| n | d | method | ms / iteration | peak RSS MB | ratio to birkhoff-f32 (time) | value |"
@@ -151,11 +161,15 @@ def side_by_side(sizes, dims, iters, timeout):
     for n in sizes:
         for d in dims:
             ref = None
+            row = {"n": n, "d": d}
             for method in methods:
                 r = measure(method, n, d, iters, timeout)
                 if "error" in r:
                     print(f"| {n} | {d} | {method} | — | — | {r['error']} | |")
+                    row[f"{method}_s"] = None
                     continue
+                row[f"{method}_s"] = r["per_iter"]
+                row[f"{method}_rss_mb"] = round(r["peak_rss_mb"], 1)
                 if method == "birkhoff-f32":
                     ref = r["per_iter"]
                 ratio = f"{r['per_iter'] / ref:.1f}x" if ref else "—"
@@ -165,6 +179,8 @@ def side_by_side(sizes, dims, iters, timeout):
                     flush=True,
                 )
                 rows.append(r)
+            results.add(**row)
+    results.save(results_path)
     return rows
 
 
@@ -219,13 +235,14 @@ def main():
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--kernel-bench", default="build/release/bench/cpp/bench_kernels")
+    ap.add_argument("--results", help="JSON output (default bench/results/transport.json)")
     args = ap.parse_args()
     if args.child:
         method, n, d, iters = args.child
         child(method, int(n), int(d), int(iters))
         return
     sizes = [1000, 4000] if args.quick else [1000, 4000, 10000]
-    side_by_side(sizes, [3, 64], args.iters, args.timeout)
+    side_by_side(sizes, [3, 64], args.iters, args.timeout, args.results)
     memory_scaling([10_000, 100_000] + ([1_000_000] if args.large else []), args.timeout * 4)
     kernel_efficiency(args.kernel_bench)
 

@@ -84,7 +84,7 @@ def inverse_hvp(
         rtol: stop once |H w - g| <= rtol |g|.
 
     Returns:
-        (w, iterations, converged, negative_curvature): w a list shaped like ``params``;
+        tuple: ``(w, iterations, converged, negative_curvature)``, w a list shaped like ``params``;
         negative_curvature says H was found not positive definite (w is then the last
         iterate, or g itself when that happened at once).
 

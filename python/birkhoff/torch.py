@@ -102,6 +102,7 @@ class SamplesLoss(torch.nn.Module):
         ragged: ``L(x, y, x_batch=bx, y_batch=by)`` (or with weights) where bx (N,), by (M,)
         are PyG-style batch vectors (entry of each point): a (B,) tensor, B = max index + 1;
         each entry is solved on its own points, in linear memory (no padding).
+
     With ``potentials=True`` it returns (f, g) instead (debiased f_ab - f_aa, g_ab - g_bb
     when ``debias``), shapes (N,), (M,) (or (B, N), (B, M); ragged: per point).
 
@@ -111,7 +112,6 @@ class SamplesLoss(torch.nn.Module):
 
     Args:
         loss: only "sinkhorn".
-        p: only 2.
         p: 1 (the cost |x - y|) or 2 (|x - y|^2 / 2), GeomLoss's two costs.
         blur: length scale; epsilon = blur**p (cost units).
         reach: unbalanced OT with rho = reach**p on both sides (GeomLoss's); None = balanced.

@@ -132,6 +132,7 @@ nb::dict planted(const std::string& model, std::int64_t n, std::int64_t d, doubl
 }  // namespace
 
 void register_align(nb::module_& m) {
+  m.def("describe_qpalign_options", &describe_options<align::QpAlignOptions>);
   m.def("align_qpalign", &run_qpalign, nb::arg("n1"), nb::arg("n2"), nb::arg("edge_index1").none(),
         nb::arg("edge_index2").none(), nb::arg("edge_weight1").none(),
         nb::arg("edge_weight2").none(), nb::arg("adjacency1").none(), nb::arg("adjacency2").none(),

@@ -73,6 +73,7 @@ nb::dict cut(const CoarsenState& s, std::int64_t n_coarse, bool edge_weights) {
 }  // namespace
 
 void register_coarsen(nb::module_& m) {
+  m.def("describe_nope_options", &describe_options<coarsen::NopeOptions>);
   nb::class_<CoarsenState>(m, "CoarsenState")
       .def("cut", &cut, nb::arg("n_coarse"), nb::arg("edge_weights") = true);
   m.def("coarsen_nope", &run_nope, nb::arg("x"), nb::arg("edge_index"), nb::arg("options"),

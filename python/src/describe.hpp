@@ -85,6 +85,27 @@ nb::dict to_dict(const S& s) {
   return d;
 }
 
+/// The description of options S for the documentation: one dict per field with its name,
+/// help text, default (the struct's own), the enum spellings when it has them and the older CLI
+/// alias; the API reference renders these, so it says what the front ends accept.
+template <class S>
+nb::list describe_options() {
+  const nb::dict defaults = to_dict(S{});
+  nb::list fields;
+  for_each_field<S>([&](const auto& f) {
+    nb::dict d;
+    d["name"] = f.name;
+    d["help"] = f.help;
+    d["default"] = defaults[f.name];
+    nb::list choices;
+    for (const auto& n : f.names) choices.append(n.name);
+    d["choices"] = choices;
+    d["alias"] = f.alias == nullptr ? nb::none() : nb::cast(std::string(f.alias));
+    fields.append(d);
+  });
+  return fields;
+}
+
 /// Moves every described array of `s` into `d` as a numpy array of its described shape, without
 /// copying (an optional array not asked for becomes None): the same names as the CLI's files.
 template <class S>

@@ -85,6 +85,9 @@ void bind(nb::module_& m) {
 void register_problems(nb::module_& m) {
   bind<float>(m);
   bind<double>(m);
+  m.def("describe_sliced_options", &describe_options<transport::SlicedOptions>);
+  m.def("describe_gromov_options", &describe_options<transport::GromovOptions>);
+  m.def("describe_barycenter_options", &describe_options<transport::BarycenterOptions>);
   m.def("gromov_wasserstein", &gromov, nb::arg("x"), nb::arg("y"), nb::arg("a").none(),
         nb::arg("b").none(), nb::arg("epsilon"), nb::arg("features_x").none(),
         nb::arg("features_y").none(), nb::arg("init").none(), nb::arg("gradients"), nb::arg("plan"),

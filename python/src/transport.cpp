@@ -130,6 +130,7 @@ void register_transport(nb::module_& m) {
       "cost_exponent", [](const CostSpec& cost) { return cost_from(cost)->exponent(); },
       nb::arg("cost"));
   m.def("cost_names", &transport::cost_names);
+  m.def("describe_sinkhorn_options", &describe_options<transport::SinkhornOptions>);
 }
 
 }  // namespace birkhoff::python
