@@ -57,6 +57,7 @@ def main():
         t = time.perf_counter()
         al = birkhoff.align(**graphs, **options)
         m = al.metrics
+        assert m is not None  # given truth, the metrics are computed
         print(
             f"{name:<24} {m['overlap']:>8.3f} {m['hits1']:>6.3f} {m['hits5']:>6.3f} "
             f"{m['hits10']:>6.3f} {al.iterations:>5} {time.perf_counter() - t:>6.1f}"

@@ -50,6 +50,7 @@ def main():
             al = birkhoff.align(
                 adjacency1=inst.a, adjacency2=inst.b, x1=inst.x1, x2=inst.x2, truth=truth
             )
+            assert al.metrics is not None  # given truth, the metrics are computed
             overlaps.append(al.metrics["overlap"])
             print(
                 f"{rho:>5.2f} {r:>4.2f} {overlaps[-1]:>8.3f} {al.iterations:>10} "

@@ -66,7 +66,7 @@ def main():
     ga, gt = torch.autograd.grad(value(A, t), (A, t))
     with torch.no_grad():
         scan = {s: float(value(A - s * ga, t - s * gt)) for s in np.logspace(-2, 2, 30)}
-    step = min(scan, key=scan.get)
+    step = min(scan, key=lambda s: scan[s])
     gd = [float(value(A, t))]
     gd_time = [0.0]
     t0 = time.perf_counter()

@@ -30,7 +30,7 @@ fi
 PYTHON=${PYTHON:-python3}
 export PIP_BREAK_SYSTEM_PACKAGES=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 $PYTHON -m pip install -q "scikit-build-core>=0.8" "nanobind>=2.0" ninja numpy scipy pot scikit-learn pytest hypothesis \
-  "ruff>=0.17,<0.18" \
+  "ruff>=0.17,<0.18" mypy \
   torch geomloss mpi4py torch_geometric \
   "sphinx>=8" "myst-parser>=4" furo "sphinx-gallery>=0.17" matplotlib "selenium>=4.10"
 # ruff: a minor release may change its formatting; torch: birkhoff.torch; torch_geometric:

@@ -32,10 +32,12 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def as_points(obj, name: str) -> np.ndarray:
-    """Returns ``obj`` as a C-contiguous float32/float64 array of shape (n, d), without copying.
+    """Returns ``obj`` as a C-contiguous float32/float64 array of shape (n, d).
 
-    Lists and tuples are converted with ``np.asarray`` (float64). A 1-D array is viewed as
-    (n, 1). Raises TypeError, naming ``name``, for another dtype or a non-contiguous array.
+    A C-contiguous array is used without copying; a Fortran-ordered or strided one is copied
+    once into C order (O(n d), small beside any solve). Lists and tuples are converted with
+    ``np.asarray`` (float64). A 1-D array is viewed as (n, 1). Raises TypeError, naming
+    ``name``, for another dtype.
     """
     arr = _as_array(obj, name)
     if arr.dtype not in _FLOATS:
@@ -44,9 +46,7 @@ def as_points(obj, name: str) -> np.ndarray:
         arr = arr.reshape(-1, 1)
     if arr.ndim != 2:
         raise ValueError(f"{name}: must be a 2-D array of shape (n, d), got shape {arr.shape}")
-    if not arr.flags.c_contiguous:
-        raise TypeError(f"{name}: array is not C-contiguous; pass np.ascontiguousarray({name})")
-    return arr
+    return np.ascontiguousarray(arr)
 
 
 def as_point_pair(x, y, names=("x", "y")):
@@ -139,7 +139,7 @@ def as_ids(obj, name: str, ndim: int, shape: str):
 
 
 def as_features(obj, name: str, what: str = "features"):
-    """(n, d) float32 features, C-contiguous (None stays None).
+    """(n, d) float32 features, C-contiguous (None stays None; other layouts are copied once).
 
     Arrays and DLPack tensors must be float32 (TypeError naming ``name`` otherwise: features
     are large and never cast silently); lists and tuples are converted to float32.
@@ -154,9 +154,7 @@ def as_features(obj, name: str, what: str = "features"):
         )
     if arr.ndim != 2:
         raise ValueError(f"{name}: must be a 2-D array of shape (n, d), got shape {arr.shape}")
-    if not arr.flags.c_contiguous:
-        raise TypeError(f"{name}: array is not C-contiguous; pass np.ascontiguousarray({name})")
-    return arr
+    return np.ascontiguousarray(arr)
 
 
 def as_reals(obj, name: str, ndim: int, dtype=np.float64):

@@ -22,11 +22,12 @@ from ._arrays import (
     as_weights,
     progress_callback,
 )
+from ._described import DescribedResult
 
 __all__ = ["BarycenterResult", "barycenter"]
 
 
-class BarycenterResult:
+class BarycenterResult(DescribedResult):
     """The result of :func:`barycenter`.
 
     Attributes:
@@ -40,8 +41,13 @@ class BarycenterResult:
         displacement (float): sum_i |X_new,i - X_i|^2 of the last iteration.
     """
 
-    def __init__(self, fields: dict):
-        self.__dict__.update(fields)
+    points: np.ndarray
+    loss: float
+    losses: list[float]
+    iterations: int
+    inner_iterations: int
+    converged: bool
+    displacement: float
 
     def __repr__(self):
         return (
@@ -69,7 +75,7 @@ def barycenter(
     """Free-support entropic Wasserstein barycenter of K point clouds.
 
     Args:
-        clouds: K arrays (m_k, d) of one float dtype (float32 or float64, C-contiguous) and
+        clouds: K arrays (m_k, d) of one float dtype (float32 or float64) and
             one d.
         weights: (K,) non-negative weights of the clouds, normalised to sum 1; default uniform.
         cloud_weights: K arrays (m_k,) of point weights (default uniform), each of the
@@ -90,7 +96,7 @@ def barycenter(
         BarycenterResult with the support ``points``.
 
     Raises:
-        TypeError: clouds of two dtypes, not float32/float64, or not C-contiguous.
+        TypeError: clouds of two dtypes, or not float32/float64.
         ValueError: no clouds, clouds of different dimensions, NaN/inf, weights of the wrong
             length, negative or of masses that differ from the support's, blur <= 0, an option
             out of range.

@@ -12,16 +12,18 @@ to float32 near-ties.
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 
 from . import _birkhoff
 from ._arrays import _as_array, as_features, as_ids, progress_callback
+from ._described import DescribedResult
 
 __all__ = ["Coarsening", "coarsen"]
 
 
-class Coarsening:
+class Coarsening(DescribedResult):
     """The result of :func:`coarsen`: the merge tree and the coarse graph.
 
     Node ids: originals are 0..N-1; merge k creates id N + k. Super-nodes are listed in
@@ -45,11 +47,35 @@ class Coarsening:
         self_loops_dropped, duplicates_merged (int): input clean-up counts.
         one_way_pairs, two_way_pairs (int): node pairs the edge list gives in one orientation
             only / in both (every edge is read as undirected).
+        heap_pushes (int): candidate pairs pushed on the merge heap (the work done).
+        data (torch_geometric.data.Data or None): the coarse graph as a ``Data`` when the input
+            was one (mean ``x``, ``edge_weight``, majority ``y``, pooled masks, ``assignment``).
     """
+
+    merges: np.ndarray
+    keys: np.ndarray
+    roots: np.ndarray
+    assignment: np.ndarray
+    sizes: np.ndarray
+    members_indptr: np.ndarray
+    members: np.ndarray
+    features: np.ndarray
+    edge_index: np.ndarray
+    edge_weight: np.ndarray
+    reached_target: bool
+    num_nodes: int
+    num_edges: int
+    target: int
+    self_loops_dropped: int
+    duplicates_merged: int
+    one_way_pairs: int
+    two_way_pairs: int
+    heap_pushes: int
+    data: Any = None
 
     def __init__(self, state, fields):
         self._state = state
-        self.__dict__.update(fields)
+        super().__init__(fields)
 
     @property
     def num_super_nodes(self) -> int:
@@ -213,7 +239,7 @@ def coarsen(
     Array arguments may be lists: x becomes float32, edge_index int64 (birkhoff._arrays).
 
     Args:
-        x: (N, D) float32 node features (C-contiguous; finite). N is the node count. Or a
+        x: (N, D) float32 node features (finite; any memory layout). N is the node count. Or a
             ``torch_geometric.data.Data`` (x, edge_index; then leave edge_index unset): the
             result then also has ``data``, the coarse graph as a Data (birkhoff.pyg).
         edge_index: (2, E) integer pairs (PyG convention; treated as undirected: self-loops are

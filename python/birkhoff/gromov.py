@@ -17,11 +17,12 @@ from numpy.typing import ArrayLike
 
 from . import _birkhoff
 from ._arrays import _as_array, as_bool, as_float, as_int, as_weights, progress_callback
+from ._described import DescribedResult
 
 __all__ = ["GromovResult", "fused_gromov_wasserstein", "gromov_wasserstein"]
 
 
-class GromovResult:
+class GromovResult(DescribedResult):
     """The result of :func:`gromov_wasserstein` and :func:`fused_gromov_wasserstein`.
 
     Attributes:
@@ -43,8 +44,21 @@ class GromovResult:
         plan (ndarray (n, m)): the final plan (None unless ``return_plan=True``).
     """
 
-    def __init__(self, fields: dict):
-        self.__dict__.update(fields)
+    loss: float
+    gw_loss: float
+    feature_loss: float
+    epsilon: float
+    iterations: int
+    inner_iterations: int
+    converged: bool
+    marginal_error: float
+    best_init: int
+    losses: list[float]
+    grad_x: np.ndarray | None
+    grad_y: np.ndarray | None
+    grad_features_x: np.ndarray | None
+    grad_features_y: np.ndarray | None
+    plan: np.ndarray | None
 
     def __repr__(self):
         return (

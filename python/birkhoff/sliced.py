@@ -13,11 +13,12 @@ from numpy.typing import ArrayLike
 
 from . import _birkhoff
 from ._arrays import _as_array, as_bool, as_float, as_int, as_point_pair, as_weights
+from ._described import DescribedResult
 
 __all__ = ["SlicedResult", "max_sliced_wasserstein", "random_directions", "sliced_wasserstein"]
 
 
-class SlicedResult:
+class SlicedResult(DescribedResult):
     """The result of :func:`sliced_wasserstein`.
 
     Attributes:
@@ -34,8 +35,14 @@ class SlicedResult:
             from each line's dual potentials (defined up to a constant shared by both sides).
     """
 
-    def __init__(self, fields: dict):
-        self.__dict__.update(fields)
+    loss: float
+    n_projections: int
+    projected: np.ndarray
+    projections: np.ndarray
+    grad_x: np.ndarray | None
+    grad_y: np.ndarray | None
+    grad_a: np.ndarray | None
+    grad_b: np.ndarray | None
 
     def __repr__(self):
         return f"SlicedResult(loss={self.loss:.6g}, n_projections={self.n_projections})"
@@ -58,7 +65,7 @@ def sliced_wasserstein(
     """Sliced Wasserstein distance between two weighted point clouds.
 
     Args:
-        x: (n, d) source points, float32 or float64, C-contiguous (not copied); lists are
+        x: (n, d) source points, float32 or float64 (C order is not copied); lists are
             converted as for :func:`birkhoff.sinkhorn`.
         y: (m, d) target points, same dtype and d.
         a: (n,) non-negative weights (default uniform 1/n), converted to x's dtype.
@@ -76,7 +83,7 @@ def sliced_wasserstein(
         SlicedResult.
 
     Raises:
-        TypeError: points not float32/float64, of two dtypes, or not C-contiguous; an option of
+        TypeError: points not float32/float64, or of two dtypes; an option of
             the wrong type.
         ValueError: empty clouds, dimension mismatch, NaN/inf, weights of the wrong length,
             negative or of unequal total mass, projections not of shape (d, L) or not finite,

@@ -106,7 +106,7 @@ class SinkhornResult:
         ``v``: an array of x's dtype, or a list (converted to it; birkhoff._arrays).
 
         Raises:
-            TypeError: v is not a contiguous array of x's dtype.
+            TypeError: v is not an array of x's dtype.
             ValueError: wrong number of rows, or NaN/inf in v.
         """
         return self._native.apply(self._operand(v, "v"))
@@ -160,9 +160,7 @@ class SinkhornResult:
         arr = _as_array(v, name, list_dtype=self._x.dtype)
         if arr.dtype != self._x.dtype:
             raise TypeError(f"{name}: dtype {arr.dtype} differs from the problem's {self._x.dtype}")
-        if not arr.flags.c_contiguous:
-            raise TypeError(f"{name}: array is not C-contiguous")
-        return arr
+        return np.ascontiguousarray(arr)
 
     def __repr__(self):
         return (
@@ -216,7 +214,8 @@ def sinkhorn(
     other cloud's dtype, weights to theirs.
 
     Args:
-        x: (n, d) source points, float32 or float64, C-contiguous (numpy or DLPack; not copied).
+        x: (n, d) source points, float32 or float64 (numpy or DLPack; C order is used without
+            a copy, another layout is copied once).
             A list or tuple is converted to y's dtype when y is an array, else to float64.
         y: (m, d) target points, same dtype as x (a list or tuple: converted to x's dtype).
         a: (n,) non-negative source weights (zero allowed); default uniform 1/n. Converted to
@@ -277,7 +276,7 @@ def sinkhorn(
         SinkhornResult.
 
     Raises:
-        TypeError: x or y not float32/float64, different dtypes, or not C-contiguous; comm
+        TypeError: x or y not float32/float64, or of different dtypes; comm
             not an mpi4py communicator.
         ValueError: the ranks of ``comm`` given different arguments (on every rank); empty
             clouds, dimension mismatch, weights of the wrong length, NaN/inf,
@@ -368,7 +367,7 @@ def partial_sinkhorn(
     multiplier, each step one streamed LogSumExp pass (docs/partial.md).
 
     Args:
-        x: (n, d) source points, float32 or float64, C-contiguous (as :func:`sinkhorn`; a list
+        x: (n, d) source points, float32 or float64 (as :func:`sinkhorn`; a list
             is converted as there, birkhoff._arrays).
         y: (m, d) target points, same dtype as x.
         a: (n,) non-negative source weights; default uniform 1/n. The totals may differ.
