@@ -34,35 +34,15 @@ SHARED = ROOT.parent / "shared" / "data"
 ARXIV_NODES, ARXIV_EDGES = 169_343, 1_166_243  # ogbn-arxiv's size (OGB)
 
 
-def generate(
-    n: int,
-    d: int = 128,
-    avg_degree: int = 10,
-    classes: int = 10,
-    seed: int = 0,
-    edges: int | None = None,
-):
-    """x (n, d) float32 and edge_index (2, E) int64 with E = edges or n * avg_degree // 2 drawn
-    pairs (a few self-loops and repeats among them, dropped by coarsen)."""
-    rng = np.random.default_rng(seed)
-    means = rng.standard_normal((classes, d)).astype(np.float32)
-    labels = np.arange(n) % classes
-    x = means[labels] + 2.0 * rng.standard_normal((n, d), dtype=np.float32)
-    e = edges if edges is not None else n * avg_degree // 2
-    a = np.minimum((n * rng.random(e) ** 2).astype(np.int64), n - 1)
-    b = np.minimum((n * rng.random(e) ** 2).astype(np.int64), n - 1)
-    same = rng.random(e) < 0.8
-    b = np.where(same, b - b % classes + a % classes, b)
-    b = np.where(b >= n, b - classes, b)
-    return np.ascontiguousarray(x), np.vstack([a, b])
-
-
 def cached(n: int, folder: pathlib.Path) -> pathlib.Path:
     """The generated graph of size n saved as features.npy / edge_index.npy under folder."""
     path = folder / f"graph_{n}"
     if not (path / "edge_index.npy").exists():
         path.mkdir(parents=True, exist_ok=True)
-        x, ei = generate(n, edges=ARXIV_EDGES if n == ARXIV_NODES else None)
+        from birkhoff.datasets import community_graph
+
+        g = community_graph(n, d=128, edges=ARXIV_EDGES if n == ARXIV_NODES else None)
+        x, ei = g["x"], g["edge_index"]
         np.save(path / "features.npy", x)
         np.save(path / "edge_index.npy", ei)
     return path
