@@ -9,6 +9,8 @@ contrast, with the synthetic defaults, which a user without the preset would get
 overlap, hits@k and time for each run and plots hits@k. Needs the project's shared data
 (``BIRKHOFF_SHARED_DATA`` or ``../shared/data`` beside the checkout).
 
+Run it with::
+
     python examples/align_douban.py [--max-iter 1000] [--data DIR]
 """
 

@@ -10,6 +10,8 @@ feature correlation r for a few edge correlations rho shows the transition from 
 exact recovery, and how much sooner it comes when the edges agree. Prints the overlap and
 time per point and plots overlap against r.
 
+Run it with::
+
     python examples/align_planted.py [--n 300] [--points 7] [--rhos 0.7 0.9 0.99]
 """
 

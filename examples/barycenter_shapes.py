@@ -8,6 +8,8 @@ Sinkhorn solve per shape) [cuturi2014]. The corners reproduce the shapes up to t
 inner panels morph between them. Prints each barycenter's loss and iterations and writes
 docs/figures/barycenter_shapes.png.
 
+Run it with::
+
     python examples/barycenter_shapes.py [--points 300] [--grid 4] [--blur 0.1]
 """
 

@@ -9,6 +9,8 @@ n x m cost matrix is never stored) moves each source colour to its barycentric i
 same as ``birkhoff color-transfer``'s; any two PNG files work. Prints the loss, iterations and
 time and writes the three panels (source | target | recoloured source).
 
+Run it with::
+
     python examples/color_transfer.py [--size 128] [--blur 0.02] [SOURCE.png TARGET.png]
 """
 

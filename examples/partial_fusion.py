@@ -17,6 +17,8 @@ seed pairs (mean and spread), with the single models, their ensemble and naive w
 averaging (no alignment) as references. Writes docs/figures/partial_fusion.png and
 docs/figures/partial_fusion.csv.
 
+Run it with::
+
     python examples/partial_fusion.py [--pairs 5] [--hidden 128 64] [--blur 0.05]
 """
 

@@ -5,6 +5,8 @@ An MLP maps 2-D Gaussian noise to the plane; it is trained so that its samples m
 scikit-learn's make_moons, with birkhoff.torch.SamplesLoss (debiased Sinkhorn divergence) as
 the loss and Adam. Writes docs/figures/torch_generator.png (loss curve and samples).
 
+Run it with::
+
     python examples/torch_generator.py [--iterations 300] [--batch 1000]
 """
 
@@ -47,7 +49,7 @@ def main():
         opt.zero_grad()
         loss.backward()
         opt.step()
-        curve.append(float(loss))
+        curve.append(loss.item())
         if it % 50 == 0:
             print(f"iteration {it:4d}  loss {curve[-1]:.5f}")
     elapsed = time.perf_counter() - t0

@@ -6,6 +6,8 @@ scaled by the number of points (x_i <- x_i - lr * N * dS/dx_i), the explicit Eul
 the flow. Writes docs/figures/torch_gradient_flow.png (snapshots) and prints the time per step
 of birkhoff.torch and, when installed, GeomLoss (online backend) on the same flow.
 
+Run it with::
+
     python examples/torch_gradient_flow.py [--n 10000] [--steps 40] [--geomloss]
 """
 

@@ -8,6 +8,8 @@ birkhoff.torch's streamed HVP; gradient descent uses the best fixed step found b
 Prints iterations and time to reach the same value and writes
 docs/figures/torch_newton.png.
 
+Run it with::
+
     python examples/torch_newton_registration.py [--n 2000]
 """
 

@@ -32,10 +32,10 @@ PLOTS = DOCS / "benchmarks" / "plots"
 
 # Gallery examples at a small size: the docs build runs each one (docs/conf.py).
 SMALL_ARGS = {
-    "align_douban.py": ["--max-iter", "200"],
+    "align_douban.py": ["--max-iter", "100"],
     "align_planted.py": ["--n", "120", "--points", "4", "--rhos", "0.7", "0.99"],
     "barycenter_shapes.py": ["--points", "150", "--grid", "3"],
-    "coarsen_gnn.py": ["--ratios", "0.3", "0.7", "--epochs", "50", "--seeds", "1"],
+    "coarsen_gnn.py": ["--ratios", "0.1", "0.5", "--epochs", "40", "--seeds", "1"],
     "color_transfer.py": ["--size", "40"],
     "partial_fusion.py": ["--pairs", "1"],
     "torch_generator.py": ["--iterations", "60", "--batch", "300"],
@@ -49,7 +49,8 @@ def small_argv(gallery_conf, script_vars):
     name = pathlib.Path(script_vars["src_file"]).name
     out = pathlib.Path(os.environ.get("BIRKHOFF_DOCS_OUT", DOCS / "_build" / "gallery_out"))
     out.mkdir(parents=True, exist_ok=True)
-    return [*SMALL_ARGS.get(name, []), "--output", str(out / (pathlib.Path(name).stem + ".png"))]
+    png = out / (pathlib.Path(name).stem + ".png")
+    return [*SMALL_ARGS.get(name, []), "--output", os.path.relpath(png)]
 
 
 def _parse(directive, lines):
@@ -105,14 +106,23 @@ def _cli():
     return exe
 
 
-def _help(exe, *args):
+def _help(exe, *args, width=100):
+    """The --help text, long lines wrapped under their description column."""
     run = subprocess.run([exe, *args, "--help"], capture_output=True, text=True, check=True)
-    return run.stdout
+    out = []
+    for line in run.stdout.splitlines():
+        if len(line) <= width:
+            out.append(line)
+            continue
+        m = re.match(r"^(\s+\S.*?\s{2,})\S", line)
+        indent = " " * (len(m.group(1)) if m and len(m.group(1)) < 40 else 2)
+        out += textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False)
+    return "\n".join(out)
 
 
 def subcommands(exe=None):
     """The subcommands that ``birkhoff --help`` lists, in its order."""
-    text = _help(exe or _cli())
+    text = _help(exe or _cli(), width=10**9)
     names, listing = [], False
     for line in text.splitlines():
         if line.strip().upper().startswith("SUBCOMMANDS"):
@@ -138,6 +148,76 @@ class CliDirective(SphinxDirective):
             lines += [f"## birkhoff {name}", "", "```text", *_help(exe, name).splitlines()]
             lines += ["```", ""]
         return _parse(self, lines)
+
+
+# ---- references ---------------------------------------------------------------------------
+
+_CITATION = re.compile(r"\[([A-Za-z]+[0-9]{4}[A-Za-z0-9]*)\]")
+
+
+def bibliography():
+    """docs/references.bib as {key: {field: value}} (the fields of our entries only)."""
+    text = (DOCS / "references.bib").read_text()
+    entries = {}
+    for m in re.finditer(r"@(\w+)\s*\{\s*([^,\s]+)\s*,", text):
+        key, i, depth, body = m.group(2), m.end(), 1, []
+        while i < len(text) and depth:
+            depth += (text[i] == "{") - (text[i] == "}")
+            body.append(text[i])
+            i += 1
+        fields = {}
+        for f in re.finditer(r"(\w+)\s*=\s*\{((?:[^{}]|\{[^{}]*\})*)\}", "".join(body)):
+            fields[f.group(1).lower()] = re.sub(r"[{}]", "", f.group(2))
+        entries[key] = fields
+    return entries
+
+
+def _reference_text(fields):
+    venue = fields.get("booktitle") or fields.get("journal") or fields.get("note") or ""
+    parts = [fields.get("author", ""), f"({fields.get('year', '')})", fields.get("title", "")]
+    text = ". ".join(p for p in (" ".join(parts[:2]), parts[2], venue) if p.strip())
+    return text + "."
+
+
+class ReferencesDirective(SphinxDirective):
+    """``birkhoff-references``: every entry of docs/references.bib, each with its key's anchor."""
+
+    def run(self):
+        """One paragraph per entry."""
+        self.env.note_dependency(str(DOCS / "references.bib"))
+        out = []
+        for key, fields in sorted(bibliography().items()):
+            para = nodes.paragraph(ids=[key])
+            para += nodes.strong(text=f"[{key}] ")
+            para += nodes.Text(_reference_text(fields))
+            if "url" in fields:
+                para += nodes.Text(" ")
+                para += nodes.reference(refuri=fields["url"], text=fields["url"])
+            out.append(para)
+        return out
+
+
+def link_citations(app, doctree, docname):
+    """doctree-resolved: each [key] of docs/references.bib in the text links to its entry."""
+    keys = set(bibliography())
+    target = app.builder.get_relative_uri(docname, "references")
+    for text in list(doctree.findall(nodes.Text)):
+        parent = text.parent
+        if parent is None or isinstance(parent, (nodes.literal, nodes.literal_block, nodes.strong)):
+            continue
+        pieces = _CITATION.split(str(text))
+        if len(pieces) == 1 or not any(k in keys for k in pieces[1::2]):
+            continue
+        new = []
+        for i, piece in enumerate(pieces):
+            if i % 2 == 0:
+                if piece:
+                    new.append(nodes.Text(piece))
+            elif piece in keys:
+                new.append(nodes.reference(refuri=f"{target}#{piece}", text=f"[{piece}]"))
+            else:
+                new.append(nodes.Text(f"[{piece}]"))
+        parent.replace(text, new)
 
 
 # ---- benchmarks ---------------------------------------------------------------------------
@@ -190,10 +270,10 @@ def plot_results(name):
         ax.set_xscale("log")
         ax.set_xlabel(results.get("x_label", x))
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=6, framealpha=0.6)
     ax_t.set_yscale("log")
     ax_t.set_ylabel("seconds")
-    ax_r.set_ylabel(f"time ratio to {ours} (> 1: {ours} faster)")
+    ax_r.set_ylabel(f"time / {ours}'s")
     ax_r.axhline(1.0, color="grey", lw=0.8)
     fig.suptitle(results.get("title", name), fontsize=10)
     fig.tight_layout()
@@ -270,9 +350,33 @@ def _header_entries(text):
             code = textwrap.dedent("\n".join(decl)).rstrip()
             code = re.sub(r"\s*\{\s*$", "", code)
             if not hidden:
-                entries.append((" ".join(doc), code))
+                entries.append((_doc_markdown(doc), code))
         i += 1
     return entries
+
+
+_TAG = re.compile(r"^[@\\](param|tparam|return|returns|throws|throw|pre|note)\b\s*(.*)")
+
+
+def _doc_markdown(lines):
+    """A /// comment as Markdown: prose joined, Doxygen @param/@return/@throws as a list."""
+    prose, items = [], []
+    for line in lines:
+        m = _TAG.match(line)
+        if m:
+            tag, rest = m.group(1), m.group(2)
+            if tag in ("param", "tparam") and rest:
+                name, _, what = rest.partition(" ")
+                items.append(f"- `{name}`: {what}")
+            else:
+                label = {"returns": "return", "throw": "throws"}.get(tag, tag)
+                items.append(f"- *{label}*: {rest}")
+        elif items:
+            items[-1] += " " + line
+        else:
+            prose.append(line)
+    text = " ".join(p for p in prose if p)
+    return "\n".join([text, "", *items] if items else [text])
 
 
 def _leading_comment(text):
@@ -338,6 +442,23 @@ def escape_bars(app, what, name, obj, options, lines):
         lines[i] = "".join(p if k % 2 else p.replace("|", "\\|") for k, p in enumerate(parts))
 
 
+def drop_private_parameters(app, what, name, obj, options, signature, return_annotation):
+    """autodoc-process-signature: parameters whose names start with _ are not the API."""
+    if not signature:
+        return None
+    inner = signature[1:-1]
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(inner):
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            parts.append(inner[start:i].strip())
+            start = i + 1
+    parts.append(inner[start:].strip())
+    kept = [p for p in parts if p and not p.lstrip("*").startswith("_")]
+    return "(" + ", ".join(kept) + ")", return_annotation
+
+
 def _write_if_changed(path, text):
     if not path.exists() or path.read_text() != text:
         path.write_text(text)
@@ -348,6 +469,9 @@ def setup(app):
     app.add_directive("birkhoff-options", OptionsDirective)
     app.add_directive("birkhoff-cli", CliDirective)
     app.add_directive("birkhoff-benchmark", BenchmarkDirective)
+    app.add_directive("birkhoff-references", ReferencesDirective)
+    app.connect("doctree-resolved", link_citations)
     app.connect("builder-inited", write_cpp_pages)
     app.connect("autodoc-process-docstring", escape_bars)
+    app.connect("autodoc-process-signature", drop_private_parameters)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

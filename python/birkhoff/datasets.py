@@ -25,8 +25,6 @@ __all__ = [
     "douban",
     "community_graph",
     "products_like",
-    "PRODUCTS_NODES",
-    "PRODUCTS_EDGES",
 ]
 
 #: ogbn-products' size (OGB): nodes, undirected edges, feature dimension and classes.
