@@ -37,9 +37,7 @@ autosummary_generate = True
 # Classes list their own members only (SamplesLoss is an nn.Module: not its 50 inherited ones).
 templates_path = ["_templates"]
 autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": False}
-autodoc_typehints = "description"
-autodoc_typehints_description_target = "documented"
-autodoc_type_aliases = {"ArrayLike": "numpy.typing.ArrayLike"}
+autodoc_typehints = "none"  # the docstrings give shapes, dtypes and units
 autodoc_member_order = "bysource"
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False

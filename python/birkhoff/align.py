@@ -166,8 +166,8 @@ def align(
     ``lambda_edge ||A Pi - Pi B||_F^2 + lambda_feature sum D_ij Pi_ij^2 + gamma (sum Pi -
     ||Pi||_F^2)`` with D_ij = ||x1_i - x2_j||^2, by projected gradient with Barzilai-Borwein
     steps and Sinkhorn balancing, then rounds Pi by an exact linear assignment. Directed graphs
-    keep A^T and B^T in the gradient. Memory about 6 n^2 float64. Array arguments may be lists
-    (birkhoff._arrays): ids become int64, features float32, edge weights and adjacency float64.
+    keep A^T and B^T in the gradient. Memory about 6 n^2 float64. Array arguments may be lists:
+    ids become int64, features float32, edge weights and adjacency float64.
 
     Args:
         edge_index1: (2, E1) integer edge list of G1, [source; target] (undirected unless
@@ -347,7 +347,7 @@ def align(
 def score(perm, soft_or_topk, truth, seeds=None) -> dict:
     """Scores an alignment against a ground truth (the metrics of :func:`align`).
 
-    Array arguments may be lists (birkhoff._arrays): ids become int64, soft scores float64.
+    Array arguments may be lists: ids become int64, soft scores float64.
 
     Args:
         perm: (n1,) integer matching, node i of G1 -> node perm[i] of G2 (or -1).

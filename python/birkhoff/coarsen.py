@@ -106,7 +106,7 @@ class Coarsening(DescribedResult):
     def lift(self, values) -> np.ndarray:
         """Maps super-node values (K, ...) to the original nodes: ``values[assignment]``.
 
-        ``values``: an array or list (kept in its own dtype; birkhoff._arrays), or a torch
+        ``values``: an array or list (kept in its own dtype), or a torch
         tensor, lifted as a tensor on its device (differentiable).
         """
         if hasattr(values, "detach") and hasattr(values, "index_select"):  # a torch tensor
@@ -130,7 +130,7 @@ class Coarsening(DescribedResult):
     def pool(self, values, reduce: str = "mean") -> np.ndarray:
         """Pools node values (N, ...) onto super-nodes by ``reduce`` = "mean" or "sum".
 
-        ``values``: a real array, DLPack tensor or list, pooled in float64 (birkhoff._arrays).
+        ``values``: a real array, DLPack tensor or list, pooled in float64.
         """
         values = _values(values, "values")
         if values.dtype.kind not in "biuf":
@@ -236,7 +236,7 @@ def coarsen(
     Greedy merging along edges: pop the edge with the smallest (key, lo, hi), merge its two ends
     into a super-node (size-weighted mean feature, union of neighbourhoods), score the new
     node's edges; older keys are never re-scored (the authors' lazy heap). Memory O(N D + E).
-    Array arguments may be lists: x becomes float32, edge_index int64 (birkhoff._arrays).
+    Array arguments may be lists: x becomes float32, edge_index int64.
 
     Args:
         x: (N, D) float32 node features (finite; any memory layout). N is the node count. Or a

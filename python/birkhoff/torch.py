@@ -12,7 +12,7 @@ and float64 tensors are shared with the native core through DLPack without a cop
 contiguous (a non-contiguous tensor is made contiguous first). Points, potentials and plan
 operands must be tensors (TypeError naming the argument otherwise); weights, class labels and
 label costs may also be lists or numpy arrays, converted to the points' dtype, int64 and
-float64 (birkhoff._arrays states the rule). The GIL is released while solving and Ctrl-C
+float64. The GIL is released while solving and Ctrl-C
 interrupts. Sources: FlashSinkhorn (arXiv 2602.03067) §2-8; Feydy et al.
 (AISTATS 2019) for the schedule and the debiased divergence; Luise et al. (NeurIPS 2018) for
 the differentiability of the potentials.

@@ -103,7 +103,7 @@ class SinkhornResult:
     def apply(self, v: ArrayLike) -> np.ndarray:
         """P @ v for v of shape (m,) or (m, k), streamed; returns (n,) or (n, k).
 
-        ``v``: an array of x's dtype, or a list (converted to it; birkhoff._arrays).
+        ``v``: an array of x's dtype, or a list (converted to it).
 
         Raises:
             TypeError: v is not an array of x's dtype.
@@ -114,7 +114,7 @@ class SinkhornResult:
     def apply_transpose(self, u: ArrayLike) -> np.ndarray:
         """P.T @ u for u of shape (n,) or (n, k), streamed; returns (m,) or (m, k).
 
-        ``u``: an array of x's dtype, or a list (converted to it; birkhoff._arrays).
+        ``u``: an array of x's dtype, or a list (converted to it).
         """
         return self._native.apply_transpose(self._operand(u, "u"))
 
@@ -210,7 +210,7 @@ def sinkhorn(
     Solves min_P <P, C> + epsilon KL(P | a x b) over plans with marginals a and b (or KL
     penalties rho KL(P1 | a), rho = reach^2, when unbalanced), with the ground cost
     C_ij = c(x_i, y_j) named by ``cost`` and epsilon = blur^p (p = 2 but for the euclidean
-    cost, GeomLoss's convention). Lists are converted as birkhoff._arrays says: points to the
+    cost, GeomLoss's convention). Lists are converted: points to the
     other cloud's dtype, weights to theirs.
 
     Args:
@@ -368,7 +368,7 @@ def partial_sinkhorn(
 
     Args:
         x: (n, d) source points, float32 or float64 (as :func:`sinkhorn`; a list
-            is converted as there, birkhoff._arrays).
+            is converted as there).
         y: (m, d) target points, same dtype as x.
         a: (n,) non-negative source weights; default uniform 1/n. The totals may differ.
         b: (m,) target weights; default uniform 1/m.
