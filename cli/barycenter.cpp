@@ -123,10 +123,11 @@ void add_barycenter_command(CLI::App& app) {
       ->delimiter(',');
   cmd->add_option("--blur", args->blur, "epsilon = blur^2 (squared Euclidean cost)")
       ->capture_default_str();
-  cmd->add_option("--n-support", args->n_support,
-                  "support points drawn from all clouds (default: the first cloud's points)");
+  auto* n_support =
+      cmd->add_option("--n-support", args->n_support,
+                      "support points drawn from all clouds (default: the first cloud's points)");
   cmd->add_option("--seed", args->seed, "seed of the drawn support")->capture_default_str();
-  cmd->add_option("--init", args->init, "initial support, .npy (n, d)");
+  cmd->add_option("--init", args->init, "initial support, .npy (n, d)")->excludes(n_support);
   add_options(cmd, args->options);
   cmd->add_option("--output", args->output, "write points (n, d) and init (n, d) to this .npz");
   add_report_flags(cmd, args->json, args->quiet);

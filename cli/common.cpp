@@ -73,6 +73,8 @@ std::vector<T> load_vector(const std::string& path, const std::string& what,
     rethrow_named(e, what);
   }
   require(a.shape.size() == 1, what, path + " must hold a 1-D array");
+  require(a.shape[0] > 0, what,
+          path + " holds no entries (leave the flag out for uniform weights)");
   if (a.converted_from) converted[what] = a.conversion();
   const auto values = a.as<T>(what);
   return {values.begin(), values.end()};

@@ -39,7 +39,7 @@ def as_points(obj, name: str) -> np.ndarray:
     ``np.asarray`` (float64). A 1-D array is viewed as (n, 1). Raises TypeError, naming
     ``name``, for another dtype.
     """
-    arr = _as_array(obj, name)
+    arr = _native(_as_array(obj, name))
     if arr.dtype not in _FLOATS:
         raise TypeError(f"{name}: dtype {arr.dtype} is not supported; use float32 or float64")
     if arr.ndim == 1:
@@ -72,6 +72,13 @@ def as_point_pair(x, y, names=("x", "y")):
     return x, y
 
 
+def _native(arr: np.ndarray) -> np.ndarray:
+    """A float array of non-native byte order in native order (copied once); others as they are."""
+    if arr.dtype.kind == "f" and not arr.dtype.isnative:
+        return arr.astype(arr.dtype.newbyteorder("="))
+    return arr
+
+
 def as_weights(obj, name: str, dtype: np.dtype):
     """Weights as a contiguous 1-D array of ``dtype`` (converted: weights are O(n)); None stays."""
     if obj is None:
@@ -83,6 +90,9 @@ def as_weights(obj, name: str, dtype: np.dtype):
         arr = arr.reshape(-1)
     if arr.ndim != 1:
         raise ValueError(f"{name}: must be a 1-D array of weights, got shape {arr.shape}")
+    if arr.size == 0:
+        # The engine reads no weights as uniform ones: an empty array must not mean that.
+        raise ValueError(f"{name}: has no entries; pass None for uniform weights")
     return np.ascontiguousarray(arr, dtype=dtype)
 
 
@@ -146,7 +156,7 @@ def as_features(obj, name: str, what: str = "features"):
     """
     if obj is None:
         return None
-    arr = _as_array(obj, name, list_dtype=np.float32)
+    arr = _native(_as_array(obj, name, list_dtype=np.float32))
     if arr.dtype != np.float32:
         raise TypeError(
             f"{name}: dtype {arr.dtype} is not supported; {what} are float32, "

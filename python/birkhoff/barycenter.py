@@ -138,6 +138,8 @@ def barycenter(
         start = pool[rng.choice(len(pool), size=count, replace=count > len(pool))].copy()
     if weights is not None:
         weights = as_reals(weights, "weights", 1)
+        if weights.size == 0:
+            raise ValueError("weights: has no entries; pass None for uniform weights")
     options = {
         "max_iter": as_int(max_iter, "max_iter"),
         "tol": as_float(tol, "tol"),

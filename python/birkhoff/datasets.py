@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _birkhoff
+from ._arrays import as_float, as_int
 
 __all__ = [
     "PlantedInstance",
@@ -120,6 +121,13 @@ def douban(root, restricted: bool = True) -> dict:
     )
 
 
+def _finite(value, name: str) -> float:
+    v = as_float(value, name)
+    if not np.isfinite(v):
+        raise ValueError(f"{name}: must be finite, got {v}")
+    return v
+
+
 def community_graph(
     n: int,
     avg_degree: float = 10,
@@ -146,15 +154,22 @@ def community_graph(
         and labels ((n,) int64, the communities).
 
     Raises:
-        ValueError: n < 1, communities outside [1, n], homophily outside [0, 1], E < 0.
+        TypeError: n, d, communities or edges not an integer; a real argument not a number.
+        ValueError: n < 1, communities outside [1, n], homophily outside [0, 1], avg_degree
+            or edges < 0, a real argument not finite.
     """
-    if n < 1 or not 1 <= communities <= n or not 0 <= homophily <= 1:
-        raise ValueError(
-            "community_graph: needs n >= 1, 1 <= communities <= n, 0 <= homophily <= 1"
-        )
-    e = int(edges) if edges is not None else int(round(n * avg_degree / 2))
-    if e < 0:
-        raise ValueError(f"community_graph: edges must be >= 0, got {e}")
+    n, d = as_int(n, "n", 1, 2**40), as_int(d, "d", 1, 2**20)
+    communities = as_int(communities, "communities", 1, n)
+    homophily, noise = _finite(homophily, "homophily"), _finite(noise, "noise")
+    if not 0 <= homophily <= 1:
+        raise ValueError(f"homophily: must lie in [0, 1], got {homophily}")
+    if edges is None:
+        degree = _finite(avg_degree, "avg_degree")
+        if degree < 0:
+            raise ValueError(f"avg_degree: must be >= 0, got {degree}")
+        e = int(round(n * degree / 2))
+    else:
+        e = as_int(edges, "edges", 0, 2**40)
     rng = np.random.default_rng(seed)
     means = rng.standard_normal((communities, d)).astype(np.float32)
     labels = np.arange(n, dtype=np.int64) % communities
@@ -178,8 +193,9 @@ def products_like(seed: int = 0, scale: float = 1.0) -> dict:
     About 2.6 GB while drawing at full size; the result holds 1.0 GB of features and 1.0 GB of
     edges.
     """
+    scale = _finite(scale, "scale")
     if not 0 < scale <= 1:
-        raise ValueError(f"products_like: scale must be in (0, 1], got {scale}")
+        raise ValueError(f"scale: must lie in (0, 1], got {scale}")
     n = max(PRODUCTS_CLASSES, int(round(PRODUCTS_NODES * scale)))
     return community_graph(
         n,

@@ -101,6 +101,8 @@ def _solve(x, y, a, b, epsilon, features, init, options, gradients, return_plan,
         )
     if init is not None:
         init = _points(init, "init")
+        if init.size == 0:
+            raise ValueError("init: is empty; pass None for the product plan a b^T")
     described = {
         "alpha": as_float(options.pop("alpha", 0.5), "alpha"),
         "max_iter": as_int(options.pop("max_iter"), "max_iter"),

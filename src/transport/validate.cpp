@@ -37,10 +37,17 @@ void check_resolvable(double eps, double diameter, const GroundCost& cost) {
   const double scale = p == 2 ? diameter * diameter : std::pow(diameter, p);
   const double limit = std::ldexp(scale, sizeof(T) == 4 ? -18 : -47);
   if (eps >= limit) return;
-  throw InvalidInput("epsilon: " + std::to_string(eps) + " is too small for " +
+  // Three significant digits: std::to_string's fixed six decimals print a tiny epsilon as 0.
+  const auto g = [](double v) {
+    std::ostringstream os;
+    os.precision(3);
+    os << v;
+    return os.str();
+  };
+  throw InvalidInput("epsilon: " + g(eps) + " is too small for " +
                      (sizeof(T) == 4 ? "float32" : "float64") + " on data of diameter " +
-                     std::to_string(diameter) + "; use epsilon >= " + std::to_string(limit) +
-                     " (blur >= " + std::to_string(std::pow(limit, 1.0 / p)) + ")" +
+                     g(diameter) + "; use epsilon >= " + g(limit) +
+                     " (blur >= " + g(std::pow(limit, 1.0 / p)) + ")" +
                      (sizeof(T) == 4 ? " or float64 inputs" : ""));
 }
 

@@ -67,3 +67,30 @@ def test_nope_star_on_a_1e5_instance_is_the_same_on_one_and_two_threads():
     np.testing.assert_array_equal(runs[0].merges, runs[1].merges)
     np.testing.assert_array_equal(runs[0].assignment, runs[1].assignment)
     np.testing.assert_array_equal(runs[0].edge_index, runs[1].edge_index)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, name",
+    [
+        (dict(n=10.5), TypeError, "n"),
+        (dict(n=0), ValueError, "n"),
+        (dict(d=-1), ValueError, "d"),
+        (dict(avg_degree=float("nan")), ValueError, "avg_degree"),
+        (dict(avg_degree=-1.0), ValueError, "avg_degree"),
+        (dict(noise=float("inf")), ValueError, "noise"),
+        (dict(edges=10.7), TypeError, "edges"),
+        (dict(homophily=float("nan")), ValueError, "homophily"),
+    ],
+)
+def test_bad_values_name_the_argument(kwargs, exc, name):
+    args = dict(n=100, d=4) | kwargs
+    with pytest.raises(exc, match=f"^{name}:"):
+        community_graph(**args)
+
+
+def test_numpy_integers_are_read_as_their_value():
+    ref = community_graph(700, d=2)["edge_index"]
+    for n in (np.int16(700), np.uint64(700)):
+        got = community_graph(n, d=2, communities=np.uint8(10))["edge_index"]
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, ref)

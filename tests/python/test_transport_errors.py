@@ -203,3 +203,33 @@ def test_fortran_ordered_and_strided_inputs_are_accepted(rng):
     np.testing.assert_array_equal(
         a, birkhoff.coarsen(np.ascontiguousarray(feats), edges, ratio=0.5).assignment
     )
+
+
+def test_empty_weights_are_refused_not_read_as_uniform(rng):
+    x, y = rng.random((20, 2)), rng.random((15, 2))
+    for call in (
+        lambda: birkhoff.sinkhorn(x, y, a=np.zeros(0), blur=0.3),
+        lambda: birkhoff.sliced_wasserstein(x, y, b=np.zeros(0)),
+        lambda: birkhoff.gromov_wasserstein(x, y, a=np.zeros(0)),
+        lambda: birkhoff.barycenter([x, y], cloud_weights=[np.zeros(0), None], blur=0.3),
+        lambda: birkhoff.barycenter([x, y], weights=[], blur=0.3),
+    ):
+        with pytest.raises(ValueError, match="no entries"):
+            call()
+    with pytest.raises(ValueError, match="^init"):
+        birkhoff.gromov_wasserstein(x, y, init=np.zeros((0, 0)))
+
+
+def test_non_native_byte_order_is_accepted(rng):
+    x, y = rng.random((20, 2)), rng.random((15, 2))
+    ref = birkhoff.sinkhorn(x, y, blur=0.3)
+    r = birkhoff.sinkhorn(x.astype(">f8"), y.astype(">f8"), blur=0.3)
+    assert r.loss == ref.loss
+    v = rng.random(15)
+    np.testing.assert_array_equal(ref.apply(v.astype(">f8")), ref.apply(v))
+    feats = rng.random((20, 3)).astype(">f4")
+    e = np.array([[0, 1, 2, 3], [1, 2, 3, 4]])
+    np.testing.assert_array_equal(
+        birkhoff.coarsen(feats, e, ratio=0.5).assignment,
+        birkhoff.coarsen(feats.astype(np.float32), e, ratio=0.5).assignment,
+    )
