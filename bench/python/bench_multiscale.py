@@ -51,7 +51,17 @@ def main():
     parser.add_argument("--blur", type=float, default=0.02)
     parser.add_argument("--no-pot", action="store_true", help="skip POT (dense n x m memory)")
     parser.add_argument("--pot-max-iter", type=int, default=1000)
+    parser.add_argument("--results", help="JSON output (default bench/results/multiscale.json)")
     args = parser.parse_args()
+    from _results import Results
+
+    results = Results(
+        "multiscale",
+        f"Converged Sinkhorn at blur {args.blur}, d = {args.d}: multiscale vs dense vs POT",
+        x="n",
+        x_label="points per cloud n = m",
+        times={"multiscale": "multiscale_s", "dense": "dense_s", "POT": "pot_s"},
+    )
     print(f"load average at start: {os.getloadavg()}")
     header = "| n = m | method | iterations | kept | seconds | cost rel. diff | dense / this |"
     print(header)
@@ -70,6 +80,9 @@ def main():
                 f"| {t_dense / t:.2f} |",
                 flush=True,
             )
+        row = {"n": n, "multiscale_s": t_multi, "dense_s": t_dense, "pot_s": None}
+        row["kept_fraction"] = multi.kept_fraction
+        row["cost_rel_diff"] = abs(multi.transport_cost - ref) / abs(ref)
         if not args.no_pot and n <= 10000:
             (cost, iters, error), t = timed(
                 pot_converged, x, y, args.blur**2, 1e-3, args.pot_max_iter
@@ -79,7 +92,10 @@ def main():
                 f"| {abs(cost - ref) / ref:.1e} | {t_dense / t:.2f} |",
                 flush=True,
             )
+            row["pot_s"] = t
+        results.add(**row)
     print(f"load average at end: {os.getloadavg()}")
+    results.save(args.results)
 
 
 if __name__ == "__main__":

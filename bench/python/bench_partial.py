@@ -103,19 +103,32 @@ def measure(method, n, d, iters, timeout):
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def side_by_side(sizes, dims, iters, timeout, methods):
+def side_by_side(sizes, dims, iters, timeout, methods, results_path=None):
+    from _results import Results
+
+    results = Results(
+        "partial",
+        f"Partial OT at epsilon {EPS}, mass {MASS}, seconds per iteration, n = m",
+        x="n",
+        x_label="points per cloud n = m",
+        times={m: f"{m}_s" for m in methods},
+        group=["d"],
+    )
     print(f"\n## Partial OT, epsilon = {EPS}, mass = {MASS}, {iters} iterations, n = m\n")
     print("| n | d | method | ms / iteration | peak RSS MB | time / birkhoff-f32 | <P, C> | load |")
     print("|---|---|---|---|---|---|---|---|")
     for n in sizes:
         for d in dims:
             ref = None
+            row = {"n": n, "d": d}
             for method in methods:
                 load = os.getloadavg()[0]
                 r = measure(method, n, d, iters, timeout)
                 if "error" in r:
                     print(f"| {n} | {d} | {method} | — | — | {r['error']} | | {load:.1f} |")
+                    row[f"{method}_s"] = None
                     continue
+                row[f"{method}_s"] = r["per_iter"]
                 if method == "birkhoff-f32":
                     ref = r["per_iter"]
                 ratio = f"{r['per_iter'] / ref:.1f}x" if ref else "—"
@@ -124,6 +137,8 @@ def side_by_side(sizes, dims, iters, timeout, methods):
                     f"{r['peak_rss_mb']:.1f} | {ratio} | {r['value']:.6g} | {load:.1f} |",
                     flush=True,
                 )
+            results.add(**row)
+    results.save(results_path)
 
 
 def main():
@@ -133,6 +148,7 @@ def main():
     ap.add_argument("--dims", type=int, nargs="+", default=[3, 64])
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--timeout", type=float, default=900)
+    ap.add_argument("--results", help="JSON output (default bench/results/partial.json)")
     ap.add_argument("--large", action="store_true", help="birkhoff alone at n = 1e6, d = 3")
     ap.add_argument(
         "--methods", nargs="+", default=["birkhoff-f32", "birkhoff-f64", "pot-f64", "pot-f32"]
@@ -143,7 +159,7 @@ def main():
         child(method, int(n), int(d), int(iters))
         return
     print(f"cores: {os.cpu_count()}, load average before: {os.getloadavg()}")
-    side_by_side(args.sizes, args.dims, args.iters, args.timeout, args.methods)
+    side_by_side(args.sizes, args.dims, args.iters, args.timeout, args.methods, args.results)
     if args.large:
         r = measure("birkhoff-f32", 1_000_000, 3, 1, args.timeout * 4)
         print(f"\nbirkhoff-f32 n = m = 1e6, d = 3, one iteration: {r}")
