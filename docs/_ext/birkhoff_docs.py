@@ -49,8 +49,10 @@ def small_argv(gallery_conf, script_vars):
     name = pathlib.Path(script_vars["src_file"]).name
     out = pathlib.Path(os.environ.get("BIRKHOFF_DOCS_OUT", DOCS / "_build" / "gallery_out"))
     out.mkdir(parents=True, exist_ok=True)
-    png = out / (pathlib.Path(name).stem + ".png")
-    return [*SMALL_ARGS.get(name, []), "--output", os.path.relpath(png)]
+    png = out.resolve() / (pathlib.Path(name).stem + ".png")
+    # The example runs in its own folder: the path is relative to it (no machine path printed).
+    source_dir = pathlib.Path(script_vars["src_file"]).resolve().parent
+    return [*SMALL_ARGS.get(name, []), "--output", os.path.relpath(png, source_dir)]
 
 
 def _parse(directive, lines):
