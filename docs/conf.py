@@ -27,8 +27,6 @@ extensions = [
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
 exclude_patterns = ["_build", "_ext", "Thumbs.db", ".DS_Store", "auto_examples/*.ipynb"]
-# The figures folder holds images the guides show; it has no pages.
-html_extra_path: list[str] = []
 
 myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
@@ -46,7 +44,6 @@ napoleon_use_ivar = True
 
 html_theme = "furo"
 html_title = f"birkhoff {release}"
-html_static_path: list[str] = []
 
 # The gallery runs every example of examples/ at a small size (birkhoff_docs.SMALL_ARGS), so
 # the whole build stays within minutes on a 2-core machine; each example's figures are shown.

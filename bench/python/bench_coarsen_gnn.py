@@ -151,6 +151,43 @@ def fit(model, full, coarse, assignment, optimiser, max_epochs, patience=50):
     return float((pred == truth).mean()), float(f1_score(truth, pred, average="weighted")), seconds
 
 
+def run(args, results, name, full, kind, method, ratio, coarse, assignment, coarsen_s):
+    """Trains one model type over the seeds on `coarse` (None: the full graph), records and
+    prints the mean."""
+    d, classes = full.num_features, int(full.y.max()) + 1
+    runs = []
+    for seed in range(args.seeds):
+        torch.manual_seed(seed)
+        if coarse is None:  # §6.5: the full-graph baseline and its optimiser
+            model = FullModel(kind, d, classes)
+            opt = torch.optim.AdamW(model.parameters(), lr=0.01, weight_decay=5e-2)
+        else:
+            model = CoarseModel(kind, d, classes)
+            opt = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=5e-4)
+        runs.append(fit(model, full, coarse, assignment, opt, args.max_epochs))
+    acc, f1, secs = np.array(runs).T
+    nodes = full.num_nodes if coarse is None else coarse.num_nodes
+    results.add(
+        dataset=name,
+        model=kind,
+        method=method,
+        ratio=ratio,
+        nodes=nodes,
+        accuracy=acc.mean(),
+        accuracy_std=acc.std(),
+        f1_weighted=f1.mean(),
+        train_s=secs.mean(),
+        coarsen_s=coarsen_s,
+    )
+    graph = "full graph" if coarse is None else method
+    print(
+        f"{name:<9} {kind:<5} {graph:<14} {ratio:>5} {nodes:>6} {acc.mean():>6.3f} "
+        f"{acc.std():>5.3f} {f1.mean():>6.3f} {secs.mean():>8.2f} {coarsen_s:>9.2f} "
+        f"{os.getloadavg()[0]:>5.2f}",
+        flush=True,
+    )
+
+
 def stand_in(name, ratios, results):
     """eval_coarsen_quality.py's linear SGC on the same coarse graphs (model "sgc")."""
     import warnings
@@ -209,65 +246,26 @@ def main():
     )
     for name in args.datasets:
         full = load(name)
-        d, classes = full.num_features, int(full.y.max()) + 1
         for kind in args.models:
-            runs = []
-            for seed in range(args.seeds):
-                torch.manual_seed(seed)
-                model = FullModel(kind, d, classes)
-                opt = torch.optim.AdamW(model.parameters(), lr=0.01, weight_decay=5e-2)
-                runs.append(fit(model, full, None, None, opt, args.max_epochs))
-            acc, f1, secs = np.array(runs).T
-            results.add(
-                dataset=name,
-                model=kind,
-                method="full",
-                ratio=1.0,
-                nodes=full.num_nodes,
-                accuracy=acc.mean(),
-                accuracy_std=acc.std(),
-                f1_weighted=f1.mean(),
-                train_s=secs.mean(),
-                coarsen_s=0.0,
-            )
-            print(
-                f"{name:<9} {kind:<5} {'full graph':<14} {1.0:>5} {full.num_nodes:>6} "
-                f"{acc.mean():>6.3f} {acc.std():>5.3f} {f1.mean():>6.3f} {secs.mean():>8.2f} "
-                f"{0:>9.2f} {os.getloadavg()[0]:>5.2f}",
-                flush=True,
-            )
+            run(args, results, name, full, kind, "full", 1.0, None, None, 0.0)
         for method in args.methods:
             for ratio in args.ratios:
                 t = time.perf_counter()
                 res = birkhoff.coarsen(full, ratio=ratio, method=method)
                 coarsen_s = time.perf_counter() - t
-                coarse, assignment = res.data, torch.from_numpy(res.assignment)
+                assignment = torch.from_numpy(res.assignment)
                 for kind in args.models:
-                    runs = []
-                    for seed in range(args.seeds):
-                        torch.manual_seed(seed)
-                        model = CoarseModel(kind, d, classes)
-                        opt = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=5e-4)
-                        runs.append(fit(model, full, coarse, assignment, opt, args.max_epochs))
-                    acc, f1, secs = np.array(runs).T
-                    results.add(
-                        dataset=name,
-                        model=kind,
-                        method=method,
-                        ratio=ratio,
-                        nodes=coarse.num_nodes,
-                        accuracy=acc.mean(),
-                        accuracy_std=acc.std(),
-                        f1_weighted=f1.mean(),
-                        train_s=secs.mean(),
-                        coarsen_s=coarsen_s,
-                    )
-                    print(
-                        f"{name:<9} {kind:<5} {method:<14} {ratio:>5} {coarse.num_nodes:>6} "
-                        f"{acc.mean():>6.3f} {acc.std():>5.3f} {f1.mean():>6.3f} "
-                        f"{secs.mean():>8.2f} {coarsen_s:>9.2f} "
-                        f"{os.getloadavg()[0]:>5.2f}",
-                        flush=True,
+                    run(
+                        args,
+                        results,
+                        name,
+                        full,
+                        kind,
+                        method,
+                        ratio,
+                        res.data,
+                        assignment,
+                        coarsen_s,
                     )
         stand_in(name, args.ratios, results)
     results.save(args.results)

@@ -240,14 +240,13 @@ def _groups(results):
     return keys, out
 
 
-def plot_results(name):
+def plot_results(name, results):
     """Writes benchmarks/plots/NAME.png: time against size per method and group, and ratios."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    results = _load_results(name)
     x, times = results["x"], results["times"]
     ours = next(iter(times))
     keys, groups = _groups(results)
@@ -294,7 +293,7 @@ class BenchmarkDirective(SphinxDirective):
         name = self.arguments[0]
         results = _load_results(name)
         self.env.note_dependency(str(ROOT / "bench" / "results" / f"{name}.json"))
-        plot_results(name)
+        plot_results(name, results)
         machine = results.get("machine", {})
         versions = ", ".join(f"{k} {v}" for k, v in results.get("versions", {}).items())
         rows = results["rows"]

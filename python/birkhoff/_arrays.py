@@ -1,4 +1,4 @@
-"""Input conversion shared by every front-end function: numpy or DLPack in, no silent copies.
+"""Input conversion shared by every front-end function: numpy or DLPack in, no silent casts.
 
 One rule for every array argument of ``birkhoff`` (and the weights and labels of
 ``birkhoff.torch``):
@@ -6,7 +6,8 @@ One rule for every array argument of ``birkhoff`` (and the weights and labels of
 * A numpy array or a DLPack tensor (a CPU torch tensor, ...) of the kind the argument needs is
   used as it is; where the argument is small or copied anyway it is converted to the working
   dtype (see the list below). A large float array of another dtype (points, features, plan
-  operands) is refused with a TypeError naming the argument rather than copied silently.
+  operands) is refused with a TypeError naming the argument rather than cast silently; a
+  Fortran-ordered, strided or byte-swapped one of the right dtype is copied once into C order.
 * A list or tuple (nested for 2-D) is converted with ``np.asarray`` to the argument's dtype:
 
   - ids (``edge_index``, ``seeds``, ``truth``, ``perm``, integer ``topk``): any integer dtype,
@@ -39,7 +40,7 @@ def as_points(obj, name: str) -> np.ndarray:
     ``np.asarray`` (float64). A 1-D array is viewed as (n, 1). Raises TypeError, naming
     ``name``, for another dtype.
     """
-    arr = _native(_as_array(obj, name))
+    arr = _as_array(obj, name)
     if arr.dtype not in _FLOATS:
         raise TypeError(f"{name}: dtype {arr.dtype} is not supported; use float32 or float64")
     if arr.ndim == 1:
@@ -72,13 +73,6 @@ def as_point_pair(x, y, names=("x", "y")):
     return x, y
 
 
-def _native(arr: np.ndarray) -> np.ndarray:
-    """A float array of non-native byte order in native order (copied once); others as they are."""
-    if arr.dtype.kind == "f" and not arr.dtype.isnative:
-        return arr.astype(arr.dtype.newbyteorder("="))
-    return arr
-
-
 def as_weights(obj, name: str, dtype: np.dtype):
     """Weights as a contiguous 1-D array of ``dtype`` (converted: weights are O(n)); None stays."""
     if obj is None:
@@ -97,8 +91,14 @@ def as_weights(obj, name: str, dtype: np.dtype):
 
 
 def _as_array(obj, name: str, list_dtype=np.float64) -> np.ndarray:
-    """An array (no copy) or a DLPack tensor (shared); a list or tuple converted to list_dtype."""
+    """An array (no copy) or a DLPack tensor (shared); a list or tuple converted to list_dtype.
+
+    A float array of non-native byte order is converted to native order (one copy), so that
+    every dtype check below sees float32/float64.
+    """
     if isinstance(obj, np.ndarray):
+        if obj.dtype.kind == "f" and not obj.dtype.isnative:
+            return obj.astype(obj.dtype.newbyteorder("="))
         return obj
     if hasattr(obj, "__dlpack__"):
         if hasattr(obj, "detach"):  # a torch tensor that may require grad
@@ -156,7 +156,7 @@ def as_features(obj, name: str, what: str = "features"):
     """
     if obj is None:
         return None
-    arr = _native(_as_array(obj, name, list_dtype=np.float32))
+    arr = _as_array(obj, name, list_dtype=np.float32)
     if arr.dtype != np.float32:
         raise TypeError(
             f"{name}: dtype {arr.dtype} is not supported; {what} are float32, "

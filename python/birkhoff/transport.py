@@ -18,7 +18,6 @@ from numpy.typing import ArrayLike
 from . import _birkhoff
 from ._arrays import (
     _as_array,
-    _native,
     argument_names,
     as_float,
     as_int,
@@ -158,7 +157,7 @@ class SinkhornResult:
         return self.gradients()[1]
 
     def _operand(self, v, name):
-        arr = _native(_as_array(v, name, list_dtype=self._x.dtype))
+        arr = _as_array(v, name, list_dtype=self._x.dtype)
         if arr.dtype != self._x.dtype:
             raise TypeError(f"{name}: dtype {arr.dtype} differs from the problem's {self._x.dtype}")
         return np.ascontiguousarray(arr)
