@@ -507,6 +507,8 @@ NpyArray read_npy_stream(ByteSource& source, std::optional<DType> target, const 
 }  // namespace detail
 
 std::int64_t NpyArray::size() const {
+  // A zero extent anywhere empties the array; the other extents alone may overflow.
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
   std::int64_t n = 1;
   for (auto s : shape) n *= s;
   return n;

@@ -248,6 +248,9 @@ TEST(Npy, EmptyArraysAreValid) {
   EXPECT_EQ(parse_npy(npy_file(npy_dict("<f8", false, {0, std::int64_t{1} << 62}), nullptr, 0), "z")
                 .size(),
             0);
+  // ... also when the extents before the 0 overflow on their own.
+  const std::int64_t big = std::int64_t{1} << 40;
+  EXPECT_EQ(parse_npy(npy_file(npy_dict("<f8", true, {big, big, 0}), nullptr, 0), "z").size(), 0);
   std::remove(path.c_str());
 }
 
