@@ -12,6 +12,7 @@ void add_align_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
 void add_sliced_command(CLI::App& app);
 void add_gromov_command(CLI::App& app);
+void add_graph_gromov_command(CLI::App& app);
 void add_barycenter_command(CLI::App& app);
 
 }  // namespace birkhoff::cli

@@ -82,6 +82,7 @@ int run(int argc, char** argv) {
   birkhoff::cli::add_transport_command(app);
   birkhoff::cli::add_sliced_command(app);
   birkhoff::cli::add_gromov_command(app);
+  birkhoff::cli::add_graph_gromov_command(app);
   birkhoff::cli::add_barycenter_command(app);
   birkhoff::cli::add_color_transfer_command(app);
   birkhoff::cli::add_coarsen_command(app);

@@ -14,8 +14,10 @@ from .align import score as align_score  # noqa: E402
 from .barycenter import BarycenterResult, barycenter  # noqa: E402
 from .coarsen import Coarsening, coarsen  # noqa: E402
 from .gromov import (  # noqa: E402
+    GraphGromovResult,
     GromovResult,
     fused_gromov_wasserstein,
+    graph_gromov_wasserstein,
     gromov_wasserstein,
 )
 from .sliced import (  # noqa: E402
@@ -39,12 +41,14 @@ __all__ = [
     "barycenter",
     "datasets",
     "Coarsening",
+    "GraphGromovResult",
     "GromovResult",
     "SamplesLoss",
     "SinkhornResult",
     "SlicedResult",
     "coarsen",
     "fused_gromov_wasserstein",
+    "graph_gromov_wasserstein",
     "gromov_wasserstein",
     "max_sliced_wasserstein",
     "partial_sinkhorn",

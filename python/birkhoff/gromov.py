@@ -16,10 +16,26 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _birkhoff
-from ._arrays import _as_array, as_bool, as_float, as_int, as_weights, progress_callback
+from ._arrays import (
+    _as_array,
+    as_bool,
+    as_features,
+    as_float,
+    as_ids,
+    as_int,
+    as_reals,
+    as_weights,
+    progress_callback,
+)
 from ._described import DescribedResult
 
-__all__ = ["GromovResult", "fused_gromov_wasserstein", "gromov_wasserstein"]
+__all__ = [
+    "GraphGromovResult",
+    "GromovResult",
+    "fused_gromov_wasserstein",
+    "graph_gromov_wasserstein",
+    "gromov_wasserstein",
+]
 
 
 class GromovResult(DescribedResult):
@@ -253,3 +269,185 @@ def fused_gromov_wasserstein(
     options = {k: v for k, v in locals().items() if k in _OPTIONS}
     features = (features_x, features_y)
     return _solve(x, y, a, b, epsilon, features, init, options, gradients, return_plan, progress)
+
+
+class GraphGromovResult(DescribedResult):
+    """The result of :func:`graph_gromov_wasserstein`.
+
+    Attributes:
+        loss (float): the objective at the final plan, without the entropy: GW(T), or
+            alpha GW(T) + (1 - alpha) F(T) for fused GW (POT's ``gw_dist`` / ``fgw_dist``).
+        gw_loss (float): GW(T) = sum (C1_ik - C2_jl)^2 T_ij T_kl (POT's square-loss ``gwloss``).
+        feature_loss (float): F(T) = sum T_ij |x1_i - x2_j|^2 (fused GW).
+        epsilon (float): the entropic regularisation.
+        iterations (int): outer iterations.
+        inner_iterations (int): Sinkhorn iterations of all outer iterations.
+        converged (bool): the outer tolerance was met and the last inner solve converged.
+        marginal_error (float): relative marginal error of the final plan.
+        plan (ndarray (n1, n2) float64): the final plan.
+        matching (ndarray (n1,) int64): the node of G2 with each row's largest plan entry.
+    """
+
+    loss: float
+    gw_loss: float
+    feature_loss: float
+    epsilon: float
+    iterations: int
+    inner_iterations: int
+    converged: bool
+    marginal_error: float
+    plan: np.ndarray
+    matching: np.ndarray
+
+    def __repr__(self):
+        return (
+            f"GraphGromovResult(loss={self.loss:.6g}, iterations={self.iterations}, "
+            f"converged={self.converged})"
+        )
+
+
+def _graph_side(edge_index, x, weight, adjacency, num_nodes, k):
+    from . import _pyg_inputs as pyg
+
+    if pyg.is_data(edge_index):
+        if x is not None or weight is not None or num_nodes is not None:
+            raise TypeError(
+                f"x{k}: given with a Data as edge_index{k}, which holds its own x, "
+                "edge_weight and num_nodes"
+            )
+        has_x = edge_index.x is not None
+        x, edge_index, weight, num_nodes = pyg.unpack(edge_index, f"edge_index{k}")
+        x = x if has_x else None
+    e = as_ids(edge_index, f"edge_index{k}", 2, "(2, E)")
+    f = as_features(x, f"x{k}", "fused GW's features")
+    adj = as_reals(adjacency, f"adjacency{k}", 2)
+    w = as_reals(weight, f"edge_weight{k}", 1)
+    if num_nodes is not None:
+        n = as_int(num_nodes, f"num_nodes{k}", 1, 2**31 - 2)
+    elif f is not None:
+        n = int(f.shape[0])
+    elif adj is not None:
+        n = int(adj.shape[0])
+    elif e is not None and e.size > 0:
+        n = int(e.max()) + 1
+    else:
+        raise ValueError(f"num_nodes{k}: cannot be inferred; pass num_nodes{k}")
+    return n, e, w, adj, f
+
+
+def graph_gromov_wasserstein(
+    edge_index1=None,
+    edge_index2=None,
+    x1: ArrayLike | None = None,
+    x2: ArrayLike | None = None,
+    a: ArrayLike | None = None,
+    b: ArrayLike | None = None,
+    *,
+    edge_weight1: ArrayLike | None = None,
+    edge_weight2: ArrayLike | None = None,
+    adjacency1: ArrayLike | None = None,
+    adjacency2: ArrayLike | None = None,
+    num_nodes1: int | None = None,
+    num_nodes2: int | None = None,
+    structure: str = "adjacency",
+    alpha: float = 0.5,
+    epsilon: float = 0.01,
+    max_iter: int = 100,
+    tol: float = 1e-6,
+    marginal_tol: float = 1e-6,
+    inner_max_iter: int = 10000,
+    init: ArrayLike | None = None,
+    num_threads: int = 0,
+    progress: bool | Callable[[str, int, int], None] | None = None,
+) -> GraphGromovResult:
+    """Entropic (fused) Gromov-Wasserstein between two undirected graphs.
+
+    Minimises GW(T) + epsilon KL(T | a b^T) (or, with features x1 and x2, fused GW:
+    alpha GW(T) + (1 - alpha) sum T_ij |x1_i - x2_j|^2 + epsilon KL) over plans with marginals
+    a and b, the inner costs C1, C2 the adjacency matrices (``structure="adjacency"``, kept
+    sparse) or the shortest-path lengths (``"shortest_path"``, dense), the square loss, by
+    POT's projected gradient (``entropic_gromov_wasserstein`` /
+    ``entropic_fused_gromov_wasserstein`` with ``loss_fun="square_loss"``): each outer
+    iteration is a log-domain Sinkhorn solve, to ``marginal_tol``, for the linearised cost.
+    The plan is dense: n1 n2 at most 10^8 (ValueError beyond; coarsen the graphs first).
+
+    Args:
+        edge_index1: (2, E1) integer edge list of G1, or a ``torch_geometric.data.Data``
+            (its x, edge_weight and num_nodes are used; then leave x1, edge_weight1 and
+            num_nodes1 unset). Each edge may be listed once or in both orientations.
+        edge_index2: (2, E2) edge list of G2, or a Data.
+        x1: (n1, d) float32 node features of G1: fused GW when x2 is given too.
+        x2: (n2, d) float32 node features of G2.
+        a: (n1,) non-negative node weights, default uniform 1/n1.
+        b: (n2,) weights, default uniform 1/n2; sum(a) == sum(b) (relative 1e-5).
+        edge_weight1: (E1,) edge weights of G1 (adjacency entries; lengths for shortest paths).
+        edge_weight2: (E2,) edge weights of G2.
+        adjacency1: (n1, n1) dense symmetric adjacency of G1 instead of an edge list.
+        adjacency2: (n2, n2) dense symmetric adjacency of G2 instead of an edge list.
+        num_nodes1: node count of G1 (default: rows of x1, else the largest id + 1).
+        num_nodes2: node count of G2.
+        structure: "adjacency" or "shortest_path" (pairs in different components get the
+            largest finite distance plus one).
+        alpha: fused GW's weight of the structure term, in [0, 1].
+        epsilon: the entropic regularisation, in the units of the linearised cost (POT's
+            ``epsilon``).
+        max_iter: outer iterations at the most.
+        tol: stop when sum |T_k+1 - T_k| / sum T_k is at most this.
+        marginal_tol: each inner solve's relative marginal error.
+        inner_max_iter: each inner solve's iteration budget.
+        init: (n1, n2) an initial plan (POT's ``G0``) replacing a b^T.
+        num_threads: OpenMP threads, 0 = OpenMP's default. Results do not depend on it
+            (``"shortest_path"`` goes through the system BLAS).
+        progress: True for a progress bar, or a callable(stage, done, total).
+
+    Returns:
+        GraphGromovResult with the (n1, n2) plan and each row's argmax ``matching``.
+
+    Raises:
+        TypeError: ids that are not integers, features not float32-convertible, a Data with
+            x1/edge_weight1/num_nodes1 also given.
+        ValueError: ids out of range, NaN/inf, non-positive lengths for shortest paths, bad or
+            unequal weights, epsilon <= 0, features of different d, init of the wrong shape,
+            a plan above 10^8 entries, an option out of range.
+        KeyboardInterrupt: Ctrl-C during the solve.
+
+    Source: [peyre2016] (entropic GW), [vayer2019] (fused GW).
+    """
+    n1, e1, w1, adj1, f1 = _graph_side(edge_index1, x1, edge_weight1, adjacency1, num_nodes1, 1)
+    n2, e2, w2, adj2, f2 = _graph_side(edge_index2, x2, edge_weight2, adjacency2, num_nodes2, 2)
+    if (f1 is None) != (f2 is None):
+        raise ValueError("x2: fused GW needs features on both graphs (x1 and x2) or on neither")
+    if structure not in ("adjacency", "shortest_path"):
+        raise ValueError(f"structure: must be 'adjacency' or 'shortest_path', got {structure!r}")
+    if init is not None:
+        init = _points(init, "init")
+        if init.size == 0:
+            raise ValueError("init: is empty; pass None for the product plan a b^T")
+    options = {
+        "alpha": as_float(alpha, "alpha"),
+        "structure": structure,
+        "max_iter": as_int(max_iter, "max_iter"),
+        "tol": as_float(tol, "tol"),
+        "marginal_tol": as_float(marginal_tol, "marginal_tol"),
+        "inner_max_iter": as_int(inner_max_iter, "inner_max_iter"),
+        "num_threads": as_int(num_threads, "num_threads"),
+    }
+    fields = _birkhoff.graph_gromov_wasserstein(
+        n1,
+        n2,
+        e1,
+        e2,
+        w1,
+        w2,
+        adj1,
+        adj2,
+        f1,
+        f2,
+        as_weights(a, "a", np.float64),
+        as_weights(b, "b", np.float64),
+        as_float(epsilon, "epsilon"),
+        init,
+        options,
+        progress_callback(progress),
+    )
+    return GraphGromovResult(fields)

@@ -1,5 +1,5 @@
-// Bindings of birkhoff::align (QPAlign and the planted-instance generators): thin wrappers,
-// GIL released while solving.
+// Bindings of birkhoff::align (QPAlign and the planted-instance generators) and of graph
+// Gromov-Wasserstein, which share the graph builder: thin wrappers, GIL released while solving.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
@@ -12,6 +12,8 @@
 #include "birkhoff/graph/align/qpalign.hpp"
 #include "birkhoff/graph/align/score.hpp"
 #include "birkhoff/graph/graph.hpp"
+#include "birkhoff/graph/gromov.hpp"
+#include "birkhoff/graph/gromov_describe.hpp"
 #include "describe.hpp"
 
 namespace birkhoff::python {
@@ -99,6 +101,29 @@ nb::dict run_qpalign(std::int64_t n1, std::int64_t n2, std::optional<In<std::int
   return d;
 }
 
+nb::dict run_graph_gromov(std::int64_t n1, std::int64_t n2, std::optional<In<std::int64_t>> e1,
+                          std::optional<In<std::int64_t>> e2, std::optional<In<double>> w1,
+                          std::optional<In<double>> w2, std::optional<In<double>> a1,
+                          std::optional<In<double>> a2, std::optional<In<float>> x1,
+                          std::optional<In<float>> x2, std::optional<In<double>> a,
+                          std::optional<In<double>> b, double epsilon,
+                          std::optional<In<double>> init, const nb::dict& options,
+                          nb::object progress) {
+  auto o = options_from_kwargs<graph::GraphGromovOptions>(options);
+  o.progress = progress_with_signals(progress);
+  const auto av = vector_view(a, "a"), bv = vector_view(b, "b");
+  MatrixView<const double> t0;
+  if (init) t0 = matrix(*init, "init");
+  auto r = call_without_gil([&] {
+    const auto g1 = make_graph(n1, e1, w1, a1, x1, false, o.num_threads, "1");
+    const auto g2 = make_graph(n2, e2, w2, a2, x2, false, o.num_threads, "2");
+    return graph::graph_gromov_wasserstein(g1, g2, av, bv, epsilon, o, t0);
+  });
+  nb::dict d = to_dict(r);
+  move_arrays(std::move(r), d);
+  return d;
+}
+
 /// align::score() from the soft scores (float64) or the top-k lists (int64).
 template <class T>
 nb::dict score(In<std::int64_t> perm, In<T> soft_or_topk, In<std::int64_t> truth,
@@ -144,6 +169,13 @@ void register_align(nb::module_& m) {
         nb::arg("seeds").none());
   m.def("align_score", &score<std::int64_t>, nb::arg("perm"), nb::arg("topk"), nb::arg("truth"),
         nb::arg("seeds").none());
+  m.def("describe_graph_gromov_options", &describe_options<graph::GraphGromovOptions>);
+  m.def("graph_gromov_wasserstein", &run_graph_gromov, nb::arg("n1"), nb::arg("n2"),
+        nb::arg("edge_index1").none(), nb::arg("edge_index2").none(),
+        nb::arg("edge_weight1").none(), nb::arg("edge_weight2").none(),
+        nb::arg("adjacency1").none(), nb::arg("adjacency2").none(), nb::arg("x1").none(),
+        nb::arg("x2").none(), nb::arg("a").none(), nb::arg("b").none(), nb::arg("epsilon"),
+        nb::arg("init").none(), nb::arg("options"), nb::arg("progress").none());
   m.def("align_exact_margin", &align::exact_margin);
   m.def("align_partial_margin", &align::partial_margin);
 }

@@ -17,6 +17,7 @@ def test_declared_fields_are_the_engine_fields(rng):
         birkhoff.barycenter([x, y[:, :2]], blur=0.3),
         birkhoff.gromov_wasserstein(x, y),
         birkhoff.sliced_wasserstein(x, y[:, :2]),
+        birkhoff.graph_gromov_wasserstein(np.array([[0, 1], [1, 2]]), np.array([[0], [1]])),
     ]
     for result in cases:
         assert _public(result) == declared_fields(type(result)), type(result).__name__

@@ -14,6 +14,7 @@ FUNCTIONS = {
     "sinkhorn": [birkhoff.sinkhorn, birkhoff.sinkhorn_divergence],
     "sliced": [birkhoff.sliced_wasserstein],
     "gromov": [birkhoff.gromov_wasserstein, birkhoff.fused_gromov_wasserstein],
+    "graph_gromov": [birkhoff.graph_gromov_wasserstein],
     "barycenter": [birkhoff.barycenter],
     "nope": [birkhoff.coarsen],
     "qpalign": [birkhoff.align],
