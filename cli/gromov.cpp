@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "describe.hpp"
+#include "gromov_report.hpp"
 
 namespace birkhoff::cli {
 namespace {
@@ -55,31 +56,8 @@ void run(const GromovArgs& args) {
       t0.rows ? view(t0, "--init") : MatrixView<const double>{}, args.gradient, args.plan);
   if (!args.output.empty()) write_npz(args.output, r);
   const double seconds = seconds_since(start);
-  if (!r.converged) {
-    char why[200];
-    std::snprintf(why, sizeof why,
-                  "not converged: %d outer iterations, marginal error %.3g (raise --max-iter, "
-                  "--inner-max-iter or --epsilon)",
-                  r.iterations, r.marginal_error);
-    print_warning(why);
-  }
-  if (args.json) {
-    auto j = to_json(r);
-    j.update({{"options", to_json(args.options)},
-              {"fused", !args.features_x.empty()},
-              {"n", x.rows},
-              {"m", y.rows},
-              {"converted", converted},
-              {"seconds", seconds},
-              {"peak_rss_mb", peak_rss_mb()}});
-    print_json(j);
-  } else {
-    std::printf(
-        "%s %.9g  gw %.9g  epsilon %.3g  outer iterations %d  inner %d  marginal error "
-        "%.3g  %.3f s  peak RSS %.1f MB\n",
-        args.features_x.empty() ? "gw" : "fgw", r.loss, r.gw_loss, r.epsilon, r.iterations,
-        r.inner_iterations, r.marginal_error, seconds, peak_rss_mb());
-  }
+  report_gromov(r, args.options, !args.features_x.empty(),
+                {{"n", x.rows}, {"m", y.rows}, {"converted", converted}}, args.json, seconds);
 }
 
 }  // namespace

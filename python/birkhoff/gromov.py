@@ -368,7 +368,7 @@ def graph_gromov_wasserstein(
     sparse) or the shortest-path lengths (``"shortest_path"``, dense), the square loss, by
     POT's projected gradient (``entropic_gromov_wasserstein`` /
     ``entropic_fused_gromov_wasserstein`` with ``loss_fun="square_loss"``): each outer
-    iteration is a log-domain Sinkhorn solve, to ``marginal_tol``, for the linearised cost.
+    iteration is a log-stabilised Sinkhorn solve, to ``marginal_tol``, for the linearised cost.
     The plan is dense: n1 n2 at most 10^8 (ValueError beyond; coarsen the graphs first).
 
     Args:
@@ -396,8 +396,8 @@ def graph_gromov_wasserstein(
         marginal_tol: each inner solve's relative marginal error.
         inner_max_iter: each inner solve's iteration budget.
         init: (n1, n2) an initial plan (POT's ``G0``) replacing a b^T.
-        num_threads: OpenMP threads, 0 = OpenMP's default. Results do not depend on it
-            (``"shortest_path"`` goes through the system BLAS).
+        num_threads: OpenMP threads, 0 = OpenMP's default (the inner solve's
+            matrix-vector products use the system BLAS's threads).
         progress: True for a progress bar, or a callable(stage, done, total).
 
     Returns:

@@ -212,6 +212,7 @@ class GraphGromov {
     col_term_ = c2_.squared_times(b_);
     const auto nm = static_cast<std::size_t>(n_ * m_);
     cost_.resize(nm);
+    kernel_.resize(nm);
     plan_.resize(nm);
     f_.assign(static_cast<std::size_t>(n_), 0.0);
     g_.assign(static_cast<std::size_t>(m_), 0.0);
@@ -362,35 +363,103 @@ class GraphGromov {
     return top + std::log2(s);
   }
 
-  // Log-domain Sinkhorn on cost_ from the current potentials: each iteration makes the rows,
-  // then the columns, exact; it stops after the row update once the rows were within
-  // marginal_tol (relative L1) before it. Returns (iterations, converged).
-  std::pair<int, bool> sinkhorn() {
+  // One log-domain Sinkhorn iteration on cost_: the rows, then the columns, made exact
+  // whatever the potentials (cold starts, underflowed kernels). Returns the rows' L1 error
+  // before their update.
+  double log_round() {
     const std::int64_t n = n_, m = m_;
-    const double c = kLog2e / eps_;
+    double err = 0;
+#pragma omp parallel num_threads(threads_) reduction(+ : err)
+    {
+      std::vector<double> buf(static_cast<std::size_t>(m));
+#pragma omp for schedule(static)
+      for (std::int64_t i = 0; i < n; ++i) {
+        const double ai = a_[static_cast<std::size_t>(i)];
+        if (ai == 0) continue;
+        const double l = row_log2_sum(i, f_[static_cast<std::size_t>(i)], buf.data());
+        err += std::abs(std::exp2(l) - ai);
+        f_[static_cast<std::size_t>(i)] += eps_ * kLn2 * (std::log2(ai) - l);
+      }
+    }
     const std::int64_t blocks = (n + kRowBlock - 1) / kRowBlock;
     std::vector<double> partial(static_cast<std::size_t>(blocks * m));
     std::vector<double> col(static_cast<std::size_t>(m));
-    const double log2_top_a = std::log2(*std::max_element(a_.begin(), a_.end()));
-    for (int it = 0; it < o_.inner_max_iter; ++it) {
+    column_pass(kLog2e / eps_, std::log2(*std::max_element(a_.begin(), a_.end())), blocks, &partial,
+                &col);
+    return err;
+  }
+
+  // kernel_ = exp((f_i + g_j - cost_ij) / eps): the scalings u, v then start at 1.
+  void fill_kernel() {
+    const std::int64_t n = n_, m = m_;
+    const double c = kLog2e / eps_;
+#pragma omp parallel for num_threads(threads_) schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double fi = f_[static_cast<std::size_t>(i)];
+      const double* cost = &cost_[static_cast<std::size_t>(i * m)];
+      double* k = &kernel_[static_cast<std::size_t>(i * m)];
+      for (std::int64_t j = 0; j < m; ++j)
+        k[j] = fi == -kInf ? -kInf
+                           : std::min(1000.0, (fi + g_[static_cast<std::size_t>(j)] - cost[j]) * c);
+      kernels::exp2_nonpositive(k, k, m);
+    }
+  }
+
+  // f += eps log u, g += eps log v where the scalings are finite and positive (the others are
+  // left to the next log-domain round).
+  void absorb(const std::vector<double>& u, const std::vector<double>& v) {
+    for (std::size_t i = 0; i < u.size(); ++i)
+      if (a_[i] > 0 && u[i] > 0 && std::isfinite(u[i])) f_[i] += eps_ * std::log(u[i]);
+    for (std::size_t j = 0; j < v.size(); ++j)
+      if (b_[j] > 0 && v[j] > 0 && std::isfinite(v[j])) g_[j] += eps_ * std::log(v[j]);
+  }
+
+  // Sinkhorn on cost_ from the current potentials, log-stabilised [schmitzer2019]: one
+  // log-domain round, then scaling iterations u = a / K v, v = b / K^T u on the absorbed
+  // kernel K (two BLAS matrix-vector products, no exponential), absorbed into f, g and
+  // recomputed whenever a scaling leaves [1e-100, 1e100] or a row or column underflows. It
+  // stops after a row update once the rows were within marginal_tol (relative L1) before it,
+  // the columns being exact. Returns (iterations, converged).
+  std::pair<int, bool> sinkhorn() {
+    const std::int64_t n = n_, m = m_;
+    std::vector<double> u(static_cast<std::size_t>(n), 1.0), v(static_cast<std::size_t>(m), 1.0);
+    std::vector<double> s(static_cast<std::size_t>(n)), t(static_cast<std::size_t>(m));
+    log_round();
+    fill_kernel();
+    auto in_range = [](double x) { return x == 0 || (x > 1e-100 && x < 1e100); };
+    for (int it = 1; it < o_.inner_max_iter; ++it) {
+      kernels::gemm(false, false, n, 1, m, 1.0, kernel_.data(), m, v.data(), 1, 0.0, s.data(), 1);
       double err = 0;
-#pragma omp parallel num_threads(threads_) reduction(+ : err)
-      {
-        std::vector<double> buf(static_cast<std::size_t>(m));
-#pragma omp for schedule(static)
-        for (std::int64_t i = 0; i < n; ++i) {
-          const double ai = a_[static_cast<std::size_t>(i)];
-          if (ai == 0) continue;
-          const double l = row_log2_sum(i, f_[static_cast<std::size_t>(i)], buf.data());
-          err += std::abs(std::exp2(l) - ai);
-          f_[static_cast<std::size_t>(i)] += eps_ * kLn2 * (std::log2(ai) - l);
+      bool reset = false;
+      for (std::int64_t i = 0; i < n; ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        if (a_[k] == 0) continue;
+        err += std::abs(u[k] * s[k] - a_[k]);
+        u[k] = a_[k] / s[k];
+        reset = reset || !in_range(u[k]);
+      }
+      if (err / mass_ <= o_.marginal_tol && !reset) {
+        absorb(u, v);
+        return {it, true};
+      }
+      if (!reset) {
+        kernels::gemm(true, false, m, 1, n, 1.0, kernel_.data(), m, u.data(), 1, 0.0, t.data(), 1);
+        for (std::int64_t j = 0; j < m; ++j) {
+          const auto k = static_cast<std::size_t>(j);
+          if (b_[k] == 0) continue;
+          v[k] = b_[k] / t[k];
+          reset = reset || !in_range(v[k]);
         }
       }
-      // The rows are now exact; the plan before this update had exact columns and rows within
-      // err (after the first column pass).
-      if (it > 0 && err / mass_ <= o_.marginal_tol) return {it, true};
-      column_pass(c, log2_top_a, blocks, &partial, &col);
+      if (reset) {
+        absorb(u, v);
+        log_round();
+        fill_kernel();
+        std::fill(u.begin(), u.end(), 1.0);
+        std::fill(v.begin(), v.end(), 1.0);
+      }
     }
+    absorb(u, v);
     return {o_.inner_max_iter, false};
   }
 
@@ -519,7 +588,7 @@ class GraphGromov {
   double w_ = 1;
   std::vector<double> x1_, x2_, sq1_, sq2_;
   std::vector<double> row_term_, col_term_;
-  std::vector<double> cost_, plan_, f_, g_;
+  std::vector<double> cost_, plan_, kernel_, f_, g_;
 };
 
 }  // namespace

@@ -36,7 +36,7 @@ struct GraphGromovOptions {
   double marginal_tol = 1e-6;
   /// Iterations of each inner solve at the most.
   int inner_max_iter = 10000;
-  /// OpenMP threads; 0 = default. Results do not depend on it.
+  /// OpenMP threads; 0 = default (the matrix-vector products use the system BLAS's own).
   int num_threads = 0;
   /// Called once per outer iteration with stage "gromov"; return false to cancel.
   ProgressCallback progress;
@@ -68,7 +68,7 @@ struct GraphGromovResult {
 };
 
 /// The largest n m the dense plan of graph_gromov_wasserstein() may have (10^4 x 10^4: the
-/// plan and the linearised cost take 1.6 GB).
+/// plan, the linearised cost and the kernel take 2.4 GB).
 inline constexpr std::int64_t kMaxGraphPlanEntries = 100'000'000;
 
 /// Entropic (fused) Gromov-Wasserstein between two undirected graphs [peyre2016]:
@@ -77,8 +77,8 @@ inline constexpr std::int64_t kMaxGraphPlanEntries = 100'000'000;
 /// entropic OT plan for the linearised cost 2 L(T_k), L = (C1^2 a) 1^T + 1 (C2^2 b)^T -
 /// 2 C1 T_k C2. Fused GW [vayer2019] (both graphs with features) adds M_ij = |x1_i - x2_j|^2
 /// with weight 1 - alpha. The plan is stored dense (n m <= kMaxGraphPlanEntries) and the inner
-/// solve is log-domain Sinkhorn over it, warm-started from the previous potentials; with the
-/// adjacency the products are sparse x dense.
+/// solve is log-stabilised Sinkhorn over it, warm-started from the previous potentials; with
+/// the adjacency the products are sparse x dense.
 ///
 /// @param g1, g2 undirected graphs; their features (float32) are used when both have them.
 /// @param a (n), b (m) non-negative weights of equal total mass; empty means uniform.
