@@ -426,9 +426,9 @@ class GraphGromov {
     std::vector<double> s(static_cast<std::size_t>(n)), t(static_cast<std::size_t>(m));
     log_round();
     fill_kernel();
-    auto in_range = [](double x) { return x == 0 || (x > 1e-100 && x < 1e100); };
+    auto in_range = [](double x) { return x == 0 || (x > 1e-280 && x < 1e280); };
     for (int it = 1; it < o_.inner_max_iter; ++it) {
-      kernels::gemm(false, false, n, 1, m, 1.0, kernel_.data(), m, v.data(), 1, 0.0, s.data(), 1);
+      kernels::gemv(false, n, m, 1.0, kernel_.data(), m, v.data(), 0.0, s.data());
       double err = 0;
       bool reset = false;
       for (std::int64_t i = 0; i < n; ++i) {
@@ -443,7 +443,7 @@ class GraphGromov {
         return {it, true};
       }
       if (!reset) {
-        kernels::gemm(true, false, m, 1, n, 1.0, kernel_.data(), m, u.data(), 1, 0.0, t.data(), 1);
+        kernels::gemv(true, n, m, 1.0, kernel_.data(), m, u.data(), 0.0, t.data());
         for (std::int64_t j = 0; j < m; ++j) {
           const auto k = static_cast<std::size_t>(j);
           if (b_[k] == 0) continue;

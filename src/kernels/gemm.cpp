@@ -14,6 +14,12 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
               c, static_cast<int>(ldc));
 }
 
+void gemv(bool trans_a, std::int64_t m, std::int64_t n, double alpha, const double* a,
+          std::int64_t lda, const double* x, double beta, double* y) {
+  cblas_dgemv(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), alpha, a, static_cast<int>(lda), x, 1, beta, y, 1);
+}
+
 void gemm_rows(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
                double alpha, const double* a, std::int64_t lda, const double* b, std::int64_t ldb,
                double beta, double* c, std::int64_t ldc) {
