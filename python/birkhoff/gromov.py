@@ -308,6 +308,7 @@ class GraphGromovResult(DescribedResult):
 
 def _graph_side(edge_index, x, weight, adjacency, num_nodes, k):
     from . import _pyg_inputs as pyg
+    from .align import _num_nodes
 
     if pyg.is_data(edge_index):
         if x is not None or weight is not None or num_nodes is not None:
@@ -322,16 +323,7 @@ def _graph_side(edge_index, x, weight, adjacency, num_nodes, k):
     f = as_features(x, f"x{k}", "fused GW's features")
     adj = as_reals(adjacency, f"adjacency{k}", 2)
     w = as_reals(weight, f"edge_weight{k}", 1)
-    if num_nodes is not None:
-        n = as_int(num_nodes, f"num_nodes{k}", 1, 2**31 - 2)
-    elif f is not None:
-        n = int(f.shape[0])
-    elif adj is not None:
-        n = int(adj.shape[0])
-    elif e is not None and e.size > 0:
-        n = int(e.max()) + 1
-    else:
-        raise ValueError(f"num_nodes{k}: cannot be inferred; pass num_nodes{k}")
+    n = _num_nodes(num_nodes, f, adj, e, str(k))
     return n, e, w, adj, f
 
 
