@@ -109,6 +109,7 @@ nb::dict run_graph_gromov(std::int64_t n1, std::int64_t n2, std::optional<In<std
                           std::optional<In<double>> b, double epsilon,
                           std::optional<In<double>> init, const nb::dict& options,
                           nb::object progress) {
+  graph::check_plan_size(n1, n2);
   auto o = options_from_kwargs<graph::GraphGromovOptions>(options);
   o.progress = progress_with_signals(progress);
   const auto av = vector_view(a, "a"), bv = vector_view(b, "b");

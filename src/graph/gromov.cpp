@@ -150,10 +150,7 @@ void check(const AttributedGraph& g1, const AttributedGraph& g2, double epsilon,
   check_graph(g1, "graph1", o.structure);
   check_graph(g2, "graph2", o.structure);
   const std::int64_t n = g1.num_nodes, m = g2.num_nodes;
-  require(n <= kMaxGraphPlanEntries / m, "graph2",
-          "the plan is stored dense and n m = " + std::to_string(n) + " x " + std::to_string(m) +
-              " exceeds the limit of " + std::to_string(kMaxGraphPlanEntries) +
-              " entries (10^4 x 10^4); coarsen the graphs first (birkhoff.coarsen)");
+  check_plan_size(n, m);
   if (o.structure == Structure::ShortestPath)
     require(n <= 20000 && m <= 20000, n > 20000 ? "graph1" : "graph2",
             "shortest paths are stored dense (n^2 entries); at most 20000 nodes, got " +
@@ -252,6 +249,14 @@ class GraphGromov {
     require(std::isfinite(out.loss), "epsilon",
             "the solve did not stay finite at epsilon = " + std::to_string(eps_) +
                 "; use a larger epsilon");
+    // Below the cost's rounding (epsilon tiny against its entries) no Sinkhorn solve holds the
+    // marginals: an error, not a plan.
+    require(out.marginal_error <= 0.1, "epsilon",
+            "the Sinkhorn solve lost the marginals (relative error " +
+                std::to_string(out.marginal_error) + ") at epsilon = " + std::to_string(eps_) +
+                ", too small for the size of the costs; use a larger epsilon or rescale the "
+                "edge weights and features");
+    out.converged = out.converged && out.marginal_error <= 2 * o_.marginal_tol + 1e-12;
     out.plan = std::move(plan_);
     return out;
   }
@@ -592,6 +597,13 @@ class GraphGromov {
 };
 
 }  // namespace
+
+void check_plan_size(std::int64_t n, std::int64_t m) {
+  require(m <= 0 || n <= kMaxGraphPlanEntries / m, "graph2",
+          "the plan is stored dense and n m = " + std::to_string(n) + " x " + std::to_string(m) +
+              " exceeds the limit of " + std::to_string(kMaxGraphPlanEntries) +
+              " entries (10^4 x 10^4); coarsen the graphs first (birkhoff.coarsen)");
+}
 
 std::vector<double> structure_matrix(const AttributedGraph& g, Structure structure,
                                      int num_threads) {

@@ -146,6 +146,11 @@ def test_bad_inputs_are_refused(rng):
             num_nodes1=20_000,
             num_nodes2=10_000,
         )
+    # Refused before the graphs are built (an int32-sized node count would take gigabytes).
+    with pytest.raises(ValueError, match="exceeds the limit"):
+        birkhoff.graph_gromov_wasserstein(e, e, num_nodes1=2**31 - 2, num_nodes2=1)
+    with pytest.raises(ValueError, match="epsilon: the Sinkhorn solve lost the marginals"):
+        birkhoff.graph_gromov_wasserstein(e, e, edge_weight1=np.full(e.shape[1], 1e10))
     with pytest.raises(TypeError, match="x1"):
         birkhoff.graph_gromov_wasserstein(e, e, x.astype(np.int64), x)
 

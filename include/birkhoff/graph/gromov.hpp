@@ -85,13 +85,18 @@ inline constexpr std::int64_t kMaxGraphPlanEntries = 100'000'000;
 /// @param epsilon > 0, in the units of the linearised cost (as POT's epsilon).
 /// @param init (n, m) an initial plan (POT's G0) replacing a b^T; empty for none.
 /// @throws InvalidInput naming `graph1`/`graph2` (directed, empty, or a plan above the
-///         limit), `x1`/`x2`, `a`, `b`, `epsilon`, `init`, `alpha`, `max_iter`, `tol`,
+///         limit), `x1`/`x2`, `a`, `b`, `epsilon` (also when it is too small for the solve to
+///         hold the marginals), `init`, `alpha`, `max_iter`, `tol`,
 ///         `marginal_tol`, `inner_max_iter` or `num_threads`; Cancelled when the progress
 ///         callback returns false.
 GraphGromovResult graph_gromov_wasserstein(const AttributedGraph& g1, const AttributedGraph& g2,
                                            std::span<const double> a, std::span<const double> b,
                                            double epsilon, const GraphGromovOptions& options = {},
                                            MatrixView<const double> init = {});
+
+/// Throws InvalidInput naming `graph2` when an n x m plan exceeds kMaxGraphPlanEntries (front
+/// ends call it before building graphs of that size).
+void check_plan_size(std::int64_t n, std::int64_t m);
 
 /// The dense inner cost of `g` for `structure` (row-major, n^2 entries), for tests and
 /// references.

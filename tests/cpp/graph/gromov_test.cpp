@@ -251,6 +251,18 @@ TEST(GraphGromov, BadInputsAreRefusedNamingTheArgument) {
   o.alpha = 2;
   EXPECT_EQ(message([&] { graph_gromov_wasserstein(g1, g2, {}, {}, 0.1, o); }).rfind("alpha:", 0),
             0u);
+  // An epsilon below the costs' rounding is an error, not a plan that lost its marginals.
+  EXPECT_NE(
+      message([&] { graph_gromov_wasserstein(g1, g2, {}, {}, 1e-300); }).find("lost the marginals"),
+      std::string::npos);
+  for (const double eps : {1e-16, 1e-20}) {
+    try {
+      const auto r = graph_gromov_wasserstein(g1, g2, {}, {}, eps);
+      EXPECT_EQ(r.converged, r.marginal_error <= 2e-6) << eps;
+    } catch (const InvalidInput& err) {
+      EXPECT_EQ(std::string(err.what()).rfind("epsilon:", 0), 0u) << eps;
+    }
+  }
   // The dense plan's limit is named before anything is allocated.
   const std::vector<std::int64_t> none;
   const auto big1 = from_edge_index({none.data(), 2, 0}, 20000);
