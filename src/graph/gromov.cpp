@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <limits>
-#include <queue>
 #include <string>
 #include <utility>
 
@@ -13,9 +11,12 @@
 #include "birkhoff/kernels/gemm.hpp"
 #include "birkhoff/kernels/lse.hpp"
 #include "birkhoff/kernels/sparse.hpp"
+#include "gromov_inner.hpp"
 
 namespace birkhoff::graph {
 namespace {
+
+using detail::Inner;
 
 constexpr double kLog2e = 1.4426950408889634;
 constexpr double kLn2 = 0.6931471805599453;
@@ -33,83 +34,6 @@ std::string shape(std::int64_t n, std::int64_t m) {
   out += std::to_string(m);
   return out + ")";
 }
-
-// Shortest-path lengths from every node (Dijkstra; weights are lengths), unreachable pairs at
-// the largest finite length plus one.
-std::vector<double> shortest_paths(const AttributedGraph& g, int threads) {
-  const std::int64_t n = g.num_nodes;
-  std::vector<double> d(static_cast<std::size_t>(n * n), kInf);
-#pragma omp parallel num_threads(threads)
-  {
-    using Item = std::pair<double, std::int32_t>;
-    std::vector<Item> heap;
-#pragma omp for schedule(dynamic, 16)
-    for (std::int64_t s = 0; s < n; ++s) {
-      double* row = &d[static_cast<std::size_t>(s * n)];
-      row[s] = 0;
-      heap.assign(1, {0.0, static_cast<std::int32_t>(s)});
-      while (!heap.empty()) {
-        std::pop_heap(heap.begin(), heap.end(), std::greater<>());
-        const auto [dist, u] = heap.back();
-        heap.pop_back();
-        if (dist > row[u]) continue;
-        const auto nb = g.neighbors(u);
-        const auto w = g.neighbor_weights(u);
-        for (std::size_t q = 0; q < nb.size(); ++q) {
-          const double next = dist + (w.empty() ? 1.0 : w[q]);
-          if (next < row[nb[q]]) {
-            row[nb[q]] = next;
-            heap.push_back({next, nb[q]});
-            std::push_heap(heap.begin(), heap.end(), std::greater<>());
-          }
-        }
-      }
-    }
-  }
-  double longest = 0;
-  for (double v : d)
-    if (v != kInf) longest = std::max(longest, v);
-  for (double& v : d)
-    if (v == kInf) v = longest + 1;
-  return d;
-}
-
-// One side's inner cost: the CSR of the graph (adjacency) or a dense matrix (shortest paths).
-struct Inner {
-  const AttributedGraph& g;
-  std::int64_t n;
-  std::vector<double> values;  // CSR values (the weights, or ones)
-  std::vector<double> dense;   // (n, n), shortest paths only
-
-  Inner(const AttributedGraph& graph, Structure s, int threads) : g(graph), n(graph.num_nodes) {
-    if (s == Structure::ShortestPath) {
-      dense = shortest_paths(g, threads);
-    } else if (g.weights.empty()) {
-      values.assign(static_cast<std::size_t>(g.num_entries()), 1.0);
-    } else {
-      values = g.weights;
-    }
-  }
-  bool sparse() const { return dense.empty(); }
-  // (C^2 w)_i for the weights w.
-  std::vector<double> squared_times(const std::vector<double>& w) const {
-    std::vector<double> out(static_cast<std::size_t>(n), 0.0);
-    for (std::int64_t i = 0; i < n; ++i) {
-      double s = 0;
-      if (sparse()) {
-        for (std::int64_t q = g.indptr[i]; q < g.indptr[i + 1]; ++q) {
-          const double c = values[static_cast<std::size_t>(q)];
-          s += c * c * w[static_cast<std::size_t>(g.indices[static_cast<std::size_t>(q)])];
-        }
-      } else {
-        const double* row = &dense[static_cast<std::size_t>(i * n)];
-        for (std::int64_t k = 0; k < n; ++k) s += row[k] * row[k] * w[static_cast<std::size_t>(k)];
-      }
-      out[static_cast<std::size_t>(i)] = s;
-    }
-    return out;
-  }
-};
 
 void check_graph(const AttributedGraph& g, const char* name, Structure s) {
   require(g.num_nodes > 0, name, "has no nodes");
@@ -603,20 +527,6 @@ void check_plan_size(std::int64_t n, std::int64_t m) {
           "the plan is stored dense and n m = " + std::to_string(n) + " x " + std::to_string(m) +
               " exceeds the limit of " + std::to_string(kMaxGraphPlanEntries) +
               " entries (10^4 x 10^4); coarsen the graphs first (birkhoff.coarsen)");
-}
-
-std::vector<double> structure_matrix(const AttributedGraph& g, Structure structure,
-                                     int num_threads) {
-  if (structure == Structure::ShortestPath) return shortest_paths(g, resolve_threads(num_threads));
-  const std::int64_t n = g.num_nodes;
-  std::vector<double> out(static_cast<std::size_t>(n * n), 0.0);
-  for (std::int64_t i = 0; i < n; ++i) {
-    const auto nb = g.neighbors(i);
-    const auto w = g.neighbor_weights(i);
-    for (std::size_t q = 0; q < nb.size(); ++q)
-      out[static_cast<std::size_t>(i * n + nb[q])] = w.empty() ? 1.0 : w[q];
-  }
-  return out;
 }
 
 GraphGromovResult graph_gromov_wasserstein(const AttributedGraph& g1, const AttributedGraph& g2,
