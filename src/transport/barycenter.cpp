@@ -1,23 +1,28 @@
 #include "birkhoff/transport/barycenter.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "birkhoff/core/error.hpp"
+#include "birkhoff/core/system.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
 #include "checks.hpp"
 #include "inner.hpp"
+#include "passes.hpp"
 
 namespace birkhoff::transport {
 namespace {
 
+/// Checks the K measures (clouds of one dimension, weights of one total mass) and the weights of
+/// the measures; returns those weights normalised to sum 1 and the common mass.
 template <class T>
-std::vector<double> check(std::span<const MatrixView<const T>> clouds,
-                          std::span<const std::span<const T>> cloud_weights,
-                          std::span<const double> weights, MatrixView<const T> init,
-                          std::span<const T> support_weights, double epsilon,
-                          const BarycenterOptions& o) {
+std::pair<std::vector<double>, double> check_measures(
+    std::span<const MatrixView<const T>> clouds, std::span<const std::span<const T>> cloud_weights,
+    std::span<const double> weights, double epsilon) {
   require(!clouds.empty(), "clouds", "needs at least one point cloud");
   require(cloud_weights.empty() || cloud_weights.size() == clouds.size(), "cloud_weights",
           "has " + std::to_string(cloud_weights.size()) + " entries for " +
@@ -34,16 +39,11 @@ std::vector<double> check(std::span<const MatrixView<const T>> clouds,
         detail::check_weights(cloud_weights.empty() ? std::span<const T>{} : cloud_weights[k],
                               clouds[k].rows, wname.c_str(), name.c_str()));
   }
-  detail::check_points(init, "init");
-  require(init.cols == clouds[0].cols, "init",
-          "has dimension " + std::to_string(init.cols) + ", the clouds " +
-              std::to_string(clouds[0].cols));
-  const double mass = detail::check_weights(support_weights, init.rows, "support_weights", "init");
-  for (std::size_t k = 0; k < clouds.size(); ++k)
-    require(std::abs(masses[k] - mass) <= 1e-5 * std::max(masses[k], mass),
+  for (std::size_t k = 1; k < clouds.size(); ++k)
+    require(std::abs(masses[k] - masses[0]) <= 1e-5 * std::max(masses[k], masses[0]),
             "cloud_weights[" + std::to_string(k) + "]",
-            "total mass " + std::to_string(masses[k]) + " differs from the support's " +
-                std::to_string(mass));
+            "total mass " + std::to_string(masses[k]) + " differs from clouds[0]'s " +
+                std::to_string(masses[0]));
   std::vector<double> lambda(clouds.size(), 1.0 / static_cast<double>(clouds.size()));
   if (!weights.empty()) {
     require(weights.size() == clouds.size(), "weights",
@@ -59,6 +59,26 @@ std::vector<double> check(std::span<const MatrixView<const T>> clouds,
   }
   require(std::isfinite(epsilon) && epsilon > 0, "epsilon",
           "must be positive and finite, got " + std::to_string(epsilon));
+  return {lambda, masses[0]};
+}
+
+template <class T>
+std::vector<double> check(std::span<const MatrixView<const T>> clouds,
+                          std::span<const std::span<const T>> cloud_weights,
+                          std::span<const double> weights, MatrixView<const T> init,
+                          std::span<const T> support_weights, double epsilon,
+                          const BarycenterOptions& o) {
+  auto [lambda, mass] = check_measures(clouds, cloud_weights, weights, epsilon);
+  detail::check_points(init, "init");
+  require(init.cols == clouds[0].cols, "init",
+          "has dimension " + std::to_string(init.cols) + ", the clouds " +
+              std::to_string(clouds[0].cols));
+  const double support_mass =
+      detail::check_weights(support_weights, init.rows, "support_weights", "init");
+  require(std::abs(mass - support_mass) <= 1e-5 * std::max(mass, support_mass),
+          cloud_weights.empty() ? "support_weights" : "cloud_weights[0]",
+          "total mass " + std::to_string(mass) + " of the clouds differs from the support's " +
+              std::to_string(support_mass));
   require(o.max_iter >= 1, "max_iter", "must be >= 1");
   require(std::isfinite(o.tol) && o.tol >= 0, "tol", "must be >= 0");
   require(std::isfinite(o.marginal_tol) && o.marginal_tol >= 0, "marginal_tol", "must be >= 0");
@@ -137,11 +157,167 @@ BarycenterResult<T> barycenter(std::span<const MatrixView<const T>> clouds,
   return r;
 }
 
-#define BIRKHOFF_INSTANTIATE(T)                                                  \
-  template BarycenterResult<T> barycenter<T>(                                    \
-      std::span<const MatrixView<const T>>, std::span<const std::span<const T>>, \
-      std::span<const double>, MatrixView<const T>, std::span<const T>, double,  \
-      const BarycenterOptions&);
+namespace {
+
+template <class T>
+std::vector<double> to_double(MatrixView<const T> p) {
+  std::vector<double> out(static_cast<std::size_t>(p.rows * p.cols));
+  for (std::int64_t i = 0; i < p.rows; ++i)
+    for (std::int64_t c = 0; c < p.cols; ++c)
+      out[static_cast<std::size_t>(i * p.cols + c)] = static_cast<double>(p(i, c));
+  return out;
+}
+
+/// One geometry between two clouds with its streamed passes, rows `x` against columns `y`:
+/// log_kernel computes LSE_j(-C_ij / eps + h_j + log w_j) for every row i, w the columns'
+/// weights and h a log-scaling of the columns.
+struct Kernel {
+  PointCloud<double> geometry;
+  detail::Weights<double> row_weights, col_weights;
+  detail::Side<double> rows, cols;
+  std::unique_ptr<detail::DensePasses<double>> passes;
+  detail::LseOut<double> scratch;
+  std::vector<double> col_hat, row_hat, out_hat;
+
+  Kernel(MatrixView<const double> x, MatrixView<const double> y, const Cost& cost,
+         std::span<const double> x_weights, std::span<const double> y_weights, int threads)
+      : geometry(x, y, cost),
+        row_weights(detail::make_weights(x_weights, x.rows)),
+        col_weights(detail::make_weights(y_weights, y.rows)),
+        rows(detail::x_side(geometry, row_weights)),
+        cols(detail::y_side(geometry, col_weights)),
+        passes(std::make_unique<detail::DensePasses<double>>(rows, cols, cost->kappa(), threads)) {}
+
+  // Rows against columns (forward) or columns against rows.
+  void log_kernel(bool forward, const std::vector<double>& h, double eps,
+                  std::vector<double>& out) {
+    const auto& r = forward ? rows : cols;
+    const auto& c = forward ? cols : rows;
+    col_hat.resize(h.size());
+    for (std::size_t j = 0; j < h.size(); ++j) col_hat[j] = eps * h[j] - c.sqnorm[j];
+    row_hat.assign(static_cast<std::size_t>(r.n), 0.0);
+    detail::softmin<double>(*passes, forward ? detail::Axis::X : detail::Axis::Y,
+                            forward ? detail::Axis::Y : detail::Axis::X, row_hat, col_hat, eps,
+                            scratch, out_hat);
+    out.resize(out_hat.size());
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = -(out_hat[i] + r.sqnorm[i]) / eps;
+  }
+};
+
+}  // namespace
+
+template <class T>
+FixedBarycenterResult<T> fixed_support_barycenter(MatrixView<const T> support,
+                                                  std::span<const MatrixView<const T>> clouds,
+                                                  std::span<const std::span<const T>> cloud_weights,
+                                                  std::span<const double> weights, double epsilon,
+                                                  const Cost& cost,
+                                                  const FixedBarycenterOptions& options) {
+  detail::check_points(support, "support");
+  const auto [lambda, mass] = check_measures(clouds, cloud_weights, weights, epsilon);
+  require(support.cols == clouds[0].cols, "support",
+          "has dimension " + std::to_string(support.cols) + ", the clouds " +
+              std::to_string(clouds[0].cols));
+  require(options.max_iter >= 1, "max_iter", "must be >= 1");
+  require(std::isfinite(options.tol) && options.tol >= 0, "tol", "must be >= 0");
+  require(options.num_threads >= 0, "num_threads", "must be >= 0");
+  const int threads = resolve_threads(options.num_threads);
+  const std::int64_t n = support.rows, d = support.cols;
+  const auto K = clouds.size();
+  const std::vector<double> xs = to_double(support);
+  const MatrixView<const double> xv{xs.data(), n, d};
+  const std::vector<double> ones(static_cast<std::size_t>(n), 1.0);
+
+  // Measure k on the rows, the support on the columns (unit weights: q is in the scaling).
+  std::vector<std::vector<double>> ys(K), as(K);
+  std::vector<std::unique_ptr<Kernel>> kernels;
+  for (std::size_t k = 0; k < K; ++k) {
+    ys[k] = to_double(clouds[k]);
+    if (!cloud_weights.empty())
+      for (T w : cloud_weights[k]) as[k].push_back(static_cast<double>(w));
+    kernels.push_back(std::make_unique<Kernel>(
+        MatrixView<const double>{ys[k].data(), clouds[k].rows, d}, xv, cost, as[k], ones, threads));
+  }
+  std::unique_ptr<Kernel> self;
+  if (options.debias) self = std::make_unique<Kernel>(xv, xv, cost, ones, ones, threads);
+
+  // Log-scalings: psi_k on measure k (u_k = a_k exp(psi_k)), gamma_k on the support, c = log d.
+  const auto N = static_cast<std::size_t>(n);
+  std::vector<std::vector<double>> psi(K), gamma(K, std::vector<double>(N, 0.0)), L(K);
+  std::vector<double> c(N, 0.0), log_q(N), lk;
+  FixedBarycenterResult<T> r;
+  r.n = n, r.measures = static_cast<std::int64_t>(K);
+  for (int it = 0; it < options.max_iter; ++it) {
+    for (std::size_t k = 0; k < K; ++k) {
+      kernels[k]->log_kernel(true, gamma[k], epsilon, lk);
+      psi[k].resize(lk.size());
+      for (std::size_t i = 0; i < lk.size(); ++i) psi[k][i] = -lk[i];
+      kernels[k]->log_kernel(false, psi[k], epsilon, L[k]);
+    }
+    // q's relative change since the last iteration covers the debiasing potential's drift
+    // where q has mass (where it has none, c may drift without changing anything).
+    double total = 0, error = 0, q_change = 0;
+    for (std::size_t j = 0; j < N; ++j) {
+      double s = c[j];
+      for (std::size_t k = 0; k < K; ++k) s += lambda[k] * L[k][j];
+      total += std::exp(s);
+      q_change += std::abs(std::exp(s) - (it == 0 ? 0.0 : std::exp(log_q[j])));
+      log_q[j] = s;
+    }
+    // Each plan's marginal on the support, exp(gamma_k + L_k), against q.
+    for (std::size_t k = 0; k < K; ++k)
+      for (std::size_t j = 0; j < N; ++j) {
+        error += lambda[k] * std::abs(std::exp(gamma[k][j] + L[k][j]) - std::exp(log_q[j]));
+        gamma[k][j] = log_q[j] - L[k][j];
+      }
+    if (self) {
+      self->log_kernel(true, c, epsilon, lk);
+      for (std::size_t j = 0; j < N; ++j) c[j] = 0.5 * (c[j] + log_q[j] - lk[j]);
+    }
+    r.marginal_error = total > 0 ? error / total : error;
+    r.iterations = it + 1;
+    report_progress(options.progress, ProgressInfo{"barycenter", it + 1, options.max_iter, epsilon,
+                                                   r.marginal_error});
+    require(std::isfinite(r.marginal_error), "epsilon",
+            "the barycenter iteration overflowed at epsilon " + std::to_string(epsilon));
+    if (r.marginal_error <= options.tol && q_change <= options.tol * total) {
+      r.converged = true;
+      break;
+    }
+  }
+  r.weights.resize(N);
+  for (std::size_t j = 0; j < N; ++j) r.weights[j] = static_cast<T>(std::exp(log_q[j]));
+
+  // The objective, each term from converged solves between (X, q) and measure k.
+  std::vector<double> q(N);
+  double q_total = 0;
+  for (std::size_t j = 0; j < N; ++j) q_total += q[j] = std::exp(log_q[j]);
+  for (double& v : q) v *= mass / q_total;
+  r.losses.assign(K, 0.0);
+  for (std::size_t k = 0; k < K; ++k) {
+    OtProblem<double> problem;
+    problem.geometry = PointCloud<double>(xv, {ys[k].data(), clouds[k].rows, d}, cost);
+    problem.a = q;
+    problem.b = as[k];
+    problem.epsilon = epsilon;
+    SinkhornOptions so = detail::inner_options<double>(1e-7, SinkhornOptions{}.max_iter,
+                                                       options.num_threads, nullptr);
+    r.losses[k] =
+        options.debias ? sinkhorn_divergence(problem, so).loss() : sinkhorn(problem, so).loss();
+    r.loss += lambda[k] * r.losses[k];
+  }
+  return r;
+}
+
+#define BIRKHOFF_INSTANTIATE(T)                                                          \
+  template BarycenterResult<T> barycenter<T>(                                            \
+      std::span<const MatrixView<const T>>, std::span<const std::span<const T>>,         \
+      std::span<const double>, MatrixView<const T>, std::span<const T>, double,          \
+      const BarycenterOptions&);                                                         \
+  template FixedBarycenterResult<T> fixed_support_barycenter<T>(                         \
+      MatrixView<const T>, std::span<const MatrixView<const T>>,                         \
+      std::span<const std::span<const T>>, std::span<const double>, double, const Cost&, \
+      const FixedBarycenterOptions&);
 BIRKHOFF_INSTANTIATE(float)
 BIRKHOFF_INSTANTIATE(double)
 #undef BIRKHOFF_INSTANTIATE

@@ -242,4 +242,40 @@ struct Describe<transport::BarycenterResult<T>> {
   }
 };
 
+/// The fixed-support barycenter settings as every front end shows them (progress excepted).
+template <>
+struct Describe<transport::FixedBarycenterOptions> {
+  using S = transport::FixedBarycenterOptions;
+  static constexpr auto fields() {
+    return std::tuple{
+        field("debias", &S::debias,
+              "the debiased barycenter (false: iterative Bregman projections)"),
+        field("max_iter", &S::max_iter, "iterations at the most"),
+        field("tol", &S::tol,
+              "stop when the marginal error and q's relative change fall below this"),
+        field("num_threads", &S::num_threads, "OpenMP threads (0 = OpenMP's default)"),
+    };
+  }
+};
+
+/// The fixed-support barycenter result: the CLI's JSON and .npz members, Python's keys.
+template <class T>
+struct Describe<transport::FixedBarycenterResult<T>> {
+  using S = transport::FixedBarycenterResult<T>;
+  static std::vector<std::int64_t> n(const S& s) { return {s.n}; }
+  static constexpr auto fields() {
+    return std::tuple{
+        field("loss", &S::loss, "sum_k weights_k S_eps(q, measure_k) (OT_eps without debias)"),
+        field("losses", &S::losses, "each measure's term"),
+        field("iterations", &S::iterations, "iterations"),
+        field("converged", &S::converged, "the marginal error fell below tol"),
+        field("marginal_error", &S::marginal_error,
+              "sum_k weights_k |P_k^T 1 - q|_1 / |q|_1 at the last iteration"),
+    };
+  }
+  static constexpr auto arrays() {
+    return std::tuple{array_field("weights", &S::weights, &n, "the barycenter's weights q")};
+  }
+};
+
 }  // namespace birkhoff
