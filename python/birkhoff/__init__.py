@@ -11,7 +11,12 @@ name_openblas_kernels()
 from . import _birkhoff, datasets  # noqa: E402 (the native module loads OpenBLAS)
 from .align import Alignment, align  # noqa: E402
 from .align import score as align_score  # noqa: E402
-from .barycenter import BarycenterResult, barycenter  # noqa: E402
+from .barycenter import (  # noqa: E402
+    BarycenterResult,
+    FixedBarycenterResult,
+    barycenter,
+    fixed_support_barycenter,
+)
 from .coarsen import Coarsening, coarsen  # noqa: E402
 from .gromov import (  # noqa: E402
     GraphGromovResult,
@@ -41,12 +46,14 @@ __all__ = [
     "barycenter",
     "datasets",
     "Coarsening",
+    "FixedBarycenterResult",
     "GraphGromovResult",
     "GromovResult",
     "SamplesLoss",
     "SinkhornResult",
     "SlicedResult",
     "coarsen",
+    "fixed_support_barycenter",
     "fused_gromov_wasserstein",
     "graph_gromov_wasserstein",
     "gromov_wasserstein",

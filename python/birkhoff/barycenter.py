@@ -1,8 +1,11 @@
-"""Free-support Wasserstein barycenters of weighted point clouds, each step streamed Sinkhorn.
+"""Wasserstein barycenters of weighted point clouds, each step streamed Sinkhorn.
 
-The support X of the barycenter moves by the fixed-point iteration of [cuturi2014] Alg. 2 with
-entropic plans: X_i <- sum_k w_k (T_k Y_k)_i / b_i, T_k the plan between (X, b) and cloud k
-(POT's ``free_support_sinkhorn_barycenter``), in O((n + max m_k) d) memory.
+Free support (:func:`barycenter`): the support X moves by the fixed-point iteration of
+[cuturi2014] Alg. 2 with entropic plans, X_i <- sum_k w_k (T_k Y_k)_i / b_i, T_k the plan between
+(X, b) and cloud k (POT's ``free_support_sinkhorn_barycenter``). Fixed support
+(:func:`fixed_support_barycenter`): the weights q on a given X, debiased [janati2020] or not
+[benamou2015] (POT's ``barycenter_debiased`` and ``barycenter``). Both in O((n + max m_k) d)
+memory.
 """
 
 from __future__ import annotations
@@ -23,8 +26,14 @@ from ._arrays import (
     progress_callback,
 )
 from ._described import DescribedResult
+from .transport import blur_to_epsilon, cost_spec
 
-__all__ = ["BarycenterResult", "barycenter"]
+__all__ = [
+    "BarycenterResult",
+    "FixedBarycenterResult",
+    "barycenter",
+    "fixed_support_barycenter",
+]
 
 
 class BarycenterResult(DescribedResult):
@@ -104,25 +113,9 @@ def barycenter(
 
     Source: [cuturi2014] Alg. 2; POT's free_support_sinkhorn_barycenter.
     """
-    if isinstance(clouds, np.ndarray) or not isinstance(clouds, (list, tuple)):
-        raise TypeError("clouds: expected a list of (m_k, d) arrays")
-    if len(clouds) == 0:
-        raise ValueError("clouds: needs at least one point cloud")
-    arrays = [as_points(c, f"clouds[{k}]") for k, c in enumerate(clouds)]
+    arrays = _clouds(clouds)
     dtype = arrays[0].dtype
-    for k, c in enumerate(arrays):
-        if c.dtype != dtype:
-            raise TypeError(f"clouds[{k}]: dtype {c.dtype} differs from clouds[0]'s {dtype}")
-    if cloud_weights is not None:
-        if not isinstance(cloud_weights, (list, tuple)):
-            raise TypeError("cloud_weights: expected a list of (m_k,) arrays")
-        if len(cloud_weights) != len(arrays):
-            raise ValueError(
-                f"cloud_weights: has {len(cloud_weights)} entries for {len(arrays)} clouds"
-            )
-        cloud_weights = [
-            as_weights(w, f"cloud_weights[{k}]", dtype) for k, w in enumerate(cloud_weights)
-        ]
+    cloud_weights = _cloud_weights(cloud_weights, len(arrays), dtype)
     if init is not None and n_support is not None:
         raise TypeError("n_support: give n_support or init, not both")
     if init is not None:
@@ -136,10 +129,6 @@ def barycenter(
         pool = np.concatenate(arrays)
         rng = np.random.default_rng(as_int(seed, "seed", 0, 2**63 - 1))
         start = pool[rng.choice(len(pool), size=count, replace=count > len(pool))].copy()
-    if weights is not None:
-        weights = as_reals(weights, "weights", 1)
-        if weights.size == 0:
-            raise ValueError("weights: has no entries; pass None for uniform weights")
     options = {
         "max_iter": as_int(max_iter, "max_iter"),
         "tol": as_float(tol, "tol"),
@@ -150,7 +139,7 @@ def barycenter(
     fields = _birkhoff.barycenter(
         arrays,
         cloud_weights or [],
-        weights,
+        _measure_weights(weights),
         start,
         as_weights(support_weights, "support_weights", dtype),
         epsilon,
@@ -158,3 +147,156 @@ def barycenter(
         options,
     )
     return BarycenterResult(fields)
+
+
+class FixedBarycenterResult(DescribedResult):
+    """The result of :func:`fixed_support_barycenter`.
+
+    Attributes:
+        points (ndarray (n, d)): the fixed support, as given.
+        weights (ndarray (n,)): the barycenter's weights q, dtype of the support, of the
+            measures' total mass.
+        loss (float): sum_k w_k S_eps(q, measure k) (debias) or OT_eps(q, measure k), each from a
+            converged solve.
+        losses (list of float): each measure's term.
+        iterations (int): iterations run.
+        converged (bool): the marginal error fell below ``tol``.
+        marginal_error (float): sum_k w_k |P_k^T 1 - q|_1 / |q|_1 at the last iteration.
+    """
+
+    points: np.ndarray
+    weights: np.ndarray
+    loss: float
+    losses: list[float]
+    iterations: int
+    converged: bool
+    marginal_error: float
+
+    def __repr__(self):
+        return (
+            f"FixedBarycenterResult(loss={self.loss:.6g}, n={self.weights.shape[0]}, "
+            f"iterations={self.iterations}, converged={self.converged})"
+        )
+
+
+def fixed_support_barycenter(
+    support: ArrayLike,
+    clouds: Sequence[ArrayLike] | None = None,
+    weights: ArrayLike | None = None,
+    *,
+    cloud_weights: Sequence[ArrayLike] | ArrayLike | None = None,
+    blur: float = 0.05,
+    cost: str = "sqeuclidean",
+    p: float | None = None,
+    half_cost: bool = False,
+    debias: bool = True,
+    max_iter: int = 2000,
+    tol: float = 1e-7,
+    num_threads: int = 0,
+    progress: bool | Callable[[str, int, int], None] | None = None,
+) -> FixedBarycenterResult:
+    """Entropic Wasserstein barycenter on a fixed support: the weights q on ``support``.
+
+    Minimises sum_k w_k S_eps(q, measure k), S_eps the debiased Sinkhorn divergence
+    ([janati2020] Alg. 1), or sum_k w_k OT_eps(q, measure k) with ``debias=False``
+    (iterative Bregman projections, [benamou2015]). Histograms on one grid are POT's
+    ``ot.bregman.barycenter_debiased(A, M, reg)`` with ``support`` the grid, ``cloud_weights=A.T``
+    and ``blur**2 = reg`` (M the squared Euclidean costs of the grid); here the measures may also
+    live on their own point clouds, and no n x m cost matrix is formed.
+
+    Args:
+        support: (n, d) the fixed support, float32 or float64.
+        clouds: K arrays (m_k, d), the measures' points, of the support's dtype and d; default:
+            every measure lives on ``support`` (then ``cloud_weights`` gives the K histograms).
+        weights: (K,) non-negative weights of the measures, normalised to sum 1; default uniform.
+        cloud_weights: K arrays (m_k,) of point weights, or a (K, n) array of histograms on the
+            support; default uniform. All of one total mass.
+        blur: epsilon = blur**p in the cost's units, as :func:`birkhoff.sinkhorn`.
+        cost: "sqeuclidean", "euclidean" or "cosine", as :func:`birkhoff.sinkhorn`.
+        p: the exponent of cost="euclidean" (|x - y|^p, p >= 1).
+        half_cost: with sqeuclidean, |x - y|^2 / 2.
+        debias: the debiased barycenter (default) or the entropic one.
+        max_iter: iterations at the most (each one streamed pass per measure each way).
+        tol: stop when the marginal error (and the debiasing potential's change) falls below
+            this (POT's stopThr).
+        num_threads: OpenMP threads, 0 = OpenMP's default.
+        progress: True for a progress bar, or a callable(stage, done, total).
+
+    Returns:
+        FixedBarycenterResult with ``points`` (the support) and ``weights``.
+
+    Raises:
+        TypeError: arrays of two dtypes, or not float32/float64.
+        ValueError: no measures, dimensions that differ, NaN/inf, weights of the wrong length,
+            negative or of masses that differ, blur <= 0, an unknown cost, an option out of
+            range.
+        KeyboardInterrupt: Ctrl-C during the solve.
+
+    Source: [janati2020] Alg. 1 and [benamou2015] in the log domain; POT's barycenter_debiased.
+    """
+    x = as_points(support, "support")
+    if cloud_weights is not None and isinstance(cloud_weights, np.ndarray):
+        cloud_weights = list(cloud_weights) if cloud_weights.ndim == 2 else [cloud_weights]
+    if clouds is None:
+        if cloud_weights is None:
+            raise TypeError("cloud_weights: give the measures as clouds, cloud_weights or both")
+        arrays = [x] * len(cloud_weights)
+    else:
+        arrays = _clouds(clouds)
+        if arrays[0].dtype != x.dtype:
+            raise TypeError(f"clouds[0]: dtype {arrays[0].dtype} differs from support's {x.dtype}")
+    spec = cost_spec(cost, p, half_cost)
+    options = {
+        "debias": bool(debias),
+        "max_iter": as_int(max_iter, "max_iter"),
+        "tol": as_float(tol, "tol"),
+        "num_threads": as_int(num_threads, "num_threads"),
+    }
+    fields = _birkhoff.fixed_support_barycenter(
+        x,
+        arrays,
+        _cloud_weights(cloud_weights, len(arrays), x.dtype) or [],
+        _measure_weights(weights),
+        blur_to_epsilon(blur, spec),
+        spec,
+        progress_callback(progress),
+        options,
+    )
+    fields["points"] = x
+    return FixedBarycenterResult(fields)
+
+
+def _clouds(clouds) -> list[np.ndarray]:
+    """K point clouds (m_k, d) of one float dtype."""
+    if isinstance(clouds, np.ndarray) or not isinstance(clouds, (list, tuple)):
+        raise TypeError("clouds: expected a list of (m_k, d) arrays")
+    if len(clouds) == 0:
+        raise ValueError("clouds: needs at least one point cloud")
+    arrays = [as_points(c, f"clouds[{k}]") for k, c in enumerate(clouds)]
+    for k, c in enumerate(arrays):
+        if c.dtype != arrays[0].dtype:
+            raise TypeError(
+                f"clouds[{k}]: dtype {c.dtype} differs from clouds[0]'s {arrays[0].dtype}"
+            )
+    return arrays
+
+
+def _cloud_weights(cloud_weights, count: int, dtype) -> list[np.ndarray] | None:
+    """K weight vectors of ``dtype``, or None."""
+    if cloud_weights is None:
+        return None
+    if not isinstance(cloud_weights, (list, tuple)):
+        raise TypeError("cloud_weights: expected a list of (m_k,) arrays")
+    if len(cloud_weights) != count:
+        raise ValueError(f"cloud_weights: has {len(cloud_weights)} entries for {count} clouds")
+    return [as_weights(w, f"cloud_weights[{k}]", dtype) for k, w in enumerate(cloud_weights)]
+
+
+def _measure_weights(weights) -> np.ndarray | None:
+    """The (K,) weights of the measures as float64, or None for uniform."""
+    if weights is None:
+        return None
+    weights = as_reals(weights, "weights", 1)
+    if weights.size == 0:
+        raise ValueError("weights: has no entries; pass None for uniform weights")
+    return weights

@@ -2,6 +2,8 @@
 // one call each, the result as a dict of the described fields and arrays (the CLI's JSON keys
 // and .npz members).
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 
 #include "arrays.hpp"
 #include "birkhoff/transport/barycenter.hpp"
@@ -9,6 +11,7 @@
 #include "birkhoff/transport/gromov.hpp"
 #include "birkhoff/transport/sliced.hpp"
 #include "describe.hpp"
+#include "solved.hpp"
 
 namespace birkhoff::python {
 namespace {
@@ -49,15 +52,25 @@ nb::dict gromov(In<double> x, In<double> y, std::optional<In<double>> a,
 }
 
 template <class T>
+std::vector<MatrixView<const T>> cloud_views(const std::vector<In<T>>& clouds) {
+  std::vector<MatrixView<const T>> views;
+  for (std::size_t k = 0; k < clouds.size(); ++k) {
+    std::string name = "clouds[";
+    name += std::to_string(k);
+    name += "]";
+    views.push_back(matrix(clouds[k], name.c_str()));
+  }
+  return views;
+}
+
+template <class T>
 nb::dict barycenter(const std::vector<In<T>>& clouds, const std::vector<In<T>>& cloud_weights,
                     std::optional<In<double>> weights, In<T> init,
                     std::optional<In<T>> support_weights, double epsilon, nb::object progress,
                     const nb::dict& options) {
   auto o = options_from_kwargs<transport::BarycenterOptions>(options);
   o.progress = progress_with_signals(progress);
-  std::vector<MatrixView<const T>> views;
-  for (std::size_t k = 0; k < clouds.size(); ++k)
-    views.push_back(matrix(clouds[k], ("clouds[" + std::to_string(k) + "]").c_str()));
+  const auto views = cloud_views(clouds);
   std::vector<std::span<const T>> wviews;
   for (const auto& w : cloud_weights) wviews.emplace_back(w.data(), w.size());
   const auto lambda = vector_view(weights, "weights");
@@ -71,7 +84,31 @@ nb::dict barycenter(const std::vector<In<T>>& clouds, const std::vector<In<T>>& 
 }
 
 template <class T>
+nb::dict fixed_barycenter(In<T> support, const std::vector<In<T>>& clouds,
+                          const std::vector<In<T>>& cloud_weights,
+                          std::optional<In<double>> weights, double epsilon, const CostSpec& cost,
+                          nb::object progress, const nb::dict& options) {
+  auto o = options_from_kwargs<transport::FixedBarycenterOptions>(options);
+  o.progress = progress_with_signals(progress);
+  const auto x = matrix(support, "support");
+  const auto views = cloud_views(clouds);
+  std::vector<std::span<const T>> wviews;
+  for (const auto& w : cloud_weights) wviews.emplace_back(w.data(), w.size());
+  const auto lambda = vector_view(weights, "weights");
+  const auto c = cost_from(cost);
+  auto r = call_without_gil([&] {
+    return transport::fixed_support_barycenter<T>(x, views, wviews, lambda, epsilon, c, o);
+  });
+  nb::dict d = to_dict(r);
+  move_arrays(std::move(r), d);
+  return d;
+}
+
+template <class T>
 void bind(nb::module_& m) {
+  m.def("fixed_support_barycenter", &fixed_barycenter<T>, nb::arg("support"), nb::arg("clouds"),
+        nb::arg("cloud_weights"), nb::arg("weights").none(), nb::arg("epsilon"), nb::arg("cost"),
+        nb::arg("progress").none(), nb::arg("options"));
   m.def("barycenter", &barycenter<T>, nb::arg("clouds"), nb::arg("cloud_weights"),
         nb::arg("weights").none(), nb::arg("init"), nb::arg("support_weights").none(),
         nb::arg("epsilon"), nb::arg("progress").none(), nb::arg("options"));
@@ -88,6 +125,7 @@ void register_problems(nb::module_& m) {
   m.def("describe_sliced_options", &describe_options<transport::SlicedOptions>);
   m.def("describe_gromov_options", &describe_options<transport::GromovOptions>);
   m.def("describe_barycenter_options", &describe_options<transport::BarycenterOptions>);
+  m.def("describe_fixed_barycenter_options", &describe_options<transport::FixedBarycenterOptions>);
   m.def("gromov_wasserstein", &gromov, nb::arg("x"), nb::arg("y"), nb::arg("a").none(),
         nb::arg("b").none(), nb::arg("epsilon"), nb::arg("features_x").none(),
         nb::arg("features_y").none(), nb::arg("init").none(), nb::arg("gradients"), nb::arg("plan"),

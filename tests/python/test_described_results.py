@@ -15,6 +15,7 @@ def test_declared_fields_are_the_engine_fields(rng):
     x, y = rng.random((30, 2)), rng.random((25, 3))
     cases = [
         birkhoff.barycenter([x, y[:, :2]], blur=0.3),
+        birkhoff.fixed_support_barycenter(x, [x, y[:, :2]], blur=0.3),
         birkhoff.gromov_wasserstein(x, y),
         birkhoff.sliced_wasserstein(x, y[:, :2]),
         birkhoff.graph_gromov_wasserstein(np.array([[0, 1], [1, 2]]), np.array([[0], [1]])),

@@ -16,6 +16,7 @@ FUNCTIONS = {
     "gromov": [birkhoff.gromov_wasserstein, birkhoff.fused_gromov_wasserstein],
     "graph_gromov": [birkhoff.graph_gromov_wasserstein],
     "barycenter": [birkhoff.barycenter],
+    "fixed_barycenter": [birkhoff.fixed_support_barycenter],
     "nope": [birkhoff.coarsen],
     "qpalign": [birkhoff.align],
 }
