@@ -14,5 +14,6 @@ void add_sliced_command(CLI::App& app);
 void add_gromov_command(CLI::App& app);
 void add_graph_gromov_command(CLI::App& app);
 void add_barycenter_command(CLI::App& app);
+void add_fixed_barycenter_command(CLI::App& app);
 
 }  // namespace birkhoff::cli

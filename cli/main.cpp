@@ -84,6 +84,7 @@ int run(int argc, char** argv) {
   birkhoff::cli::add_gromov_command(app);
   birkhoff::cli::add_graph_gromov_command(app);
   birkhoff::cli::add_barycenter_command(app);
+  birkhoff::cli::add_fixed_barycenter_command(app);
   birkhoff::cli::add_color_transfer_command(app);
   birkhoff::cli::add_coarsen_command(app);
   birkhoff::cli::add_align_command(app);
