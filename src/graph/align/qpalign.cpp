@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "birkhoff/core/error.hpp"
+#include "birkhoff/graph/align/presets.hpp"
 #include "birkhoff/kernels/scaling.hpp"
 #include "birkhoff/transport/kernel_matrix.hpp"
 #include "graph/align/objective.hpp"
@@ -131,6 +132,7 @@ Alignment qpalign(const graph::AttributedGraph& g1, const graph::AttributedGraph
   std::vector<double> pi = detail::initial_point(p, o);
   iterate(p, o, pi, out);
   out.perm = detail::round_to_perm(p, pi);
+  out.likelihood = matching_likelihood(g1, g2, out.perm);
   out.top_k = std::min<std::int64_t>(o.top_k, p.n2);
   detail::top_k(p, pi, out.top_k, out.topk, out.topk_scores);
   if (o.return_soft || o.truth.rows > 0) {

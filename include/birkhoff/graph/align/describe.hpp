@@ -18,6 +18,10 @@ inline constexpr EnumName<align::StopReason> kStopReasonNames[] = {
     {"tol", align::StopReason::Tolerance},
     {"patience", align::StopReason::Patience},
     {"seeded", align::StopReason::Seeded}};
+inline constexpr EnumName<align::Preset> kPresetNames[] = {{"none", align::Preset::None},
+                                                           {"gaussian", align::Preset::Gaussian},
+                                                           {"douban", align::Preset::Douban},
+                                                           {"acmdblp", align::Preset::AcmDblp}};
 
 /// The options of qpalign() as every front end shows them (the seeds and truth arrays and the
 /// progress callback excepted).
@@ -95,6 +99,10 @@ struct Describe<align::Alignment> {
         field("nan_restarts", &S::nan_restarts, "steps retried with a halved step"),
         field("lambda_edge", &S::lambda_edge, "the edge weight used (after MLE weighting)"),
         field("lambda_feature", &S::lambda_feature, "the feature weight used"),
+        field("likelihood", &S::likelihood,
+              "profile log-likelihood of perm under the planted model (larger: more likely)"),
+        field("preset", &S::preset, "the preset whose run was kept (none: a single run)",
+              kPresetNames),
     };
   }
   static constexpr auto arrays() {

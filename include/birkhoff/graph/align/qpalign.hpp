@@ -21,6 +21,9 @@ enum class StopReason {
   Seeded,     ///< nothing to iterate: every node is fixed by a seed
 };
 
+/// The authors' settings for one kind of pair (presets.hpp); None: the options as given.
+enum class Preset { None, Gaussian, Douban, AcmDblp };
+
 /// The output of qpalign().
 struct Alignment {
   std::int64_t n1 = 0, n2 = 0;  ///< sizes of G1 and G2
@@ -41,8 +44,11 @@ struct Alignment {
   StopReason stopped_by = StopReason::MaxIter;
   std::int64_t nan_restarts = 0;  ///< steps retried from the last finite Pi with alpha halved
   double lambda_edge = 0, lambda_feature = 0;  ///< the weights used (after MLE weighting)
-  bool has_metrics = false;                    ///< options.truth was given
-  AlignMetrics metrics;                        ///< score(perm, soft, truth, seeds) when has_metrics
+  /// matching_likelihood() of perm (presets.hpp): comparable between runs on the same pair.
+  double likelihood = 0;
+  Preset preset = Preset::None;  ///< the candidate qpalign_select() kept (None: a single run)
+  bool has_metrics = false;      ///< options.truth was given
+  AlignMetrics metrics;          ///< score(perm, soft, truth, seeds) when has_metrics
 };
 
 /// QPAlign [huang2026qpalign]: minimise over doubly-stochastic Pi
