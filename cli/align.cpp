@@ -4,12 +4,14 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/graph/align/describe.hpp"
 #include "birkhoff/graph/align/generate.hpp"
+#include "birkhoff/graph/align/presets.hpp"
 #include "birkhoff/graph/align/qpalign.hpp"
 #include "birkhoff/graph/graph.hpp"
 #include "birkhoff/io/graph_dir.hpp"
@@ -23,9 +25,10 @@ namespace birkhoff::cli {
 namespace {
 
 struct AlignArgs {
-  std::string g1_dir, g2_dir, seeds, truth, output;
+  std::string g1_dir, g2_dir, seeds, truth, output, preset = "auto";
   align::QpAlignOptions options;
   bool directed = false, json = false, quiet = false;
+  std::set<std::string, std::less<>> given;  // described names of the options on the line
 };
 
 io::NpyArray load_pairs(const std::string& path, const std::string& what,
@@ -56,12 +59,15 @@ void run_align(AlignArgs args) {
   ProgressBar bar(args.quiet || args.json);
   o.progress = bar.callback();
   const auto start = std::chrono::steady_clock::now();
-  align::Alignment r;
+  align::Selection selection;
   try {
-    r = align::qpalign(g1.graph, g2.graph, o);
+    const auto candidates = align::preset_candidates(o, args.preset, args.given);
+    selection = align::qpalign_select(g1.graph, g2.graph, candidates);
+    o = candidates[selection.chosen].options;
   } catch (const InvalidInput& e) {
     rethrow_with_cli_names(e, flag_names<align::QpAlignOptions>());
   }
+  const align::Alignment& r = selection.alignment;
   const double seconds = seconds_since(start);
 
   if (!args.output.empty()) {
@@ -76,10 +82,16 @@ void run_align(AlignArgs args) {
         g->graph, name, "pass --directed to read each column (u, v) as the entry A[u, v] only");
     if (!w.empty()) warnings.push_back(w);
   }
+  if (const std::string hint = align::stop_hint(r); !hint.empty()) warnings.push_back(hint);
   for (const auto& w : warnings) print_warning(w);
   if (args.json) {
     auto j = to_json(r);
+    nlohmann::json candidates = nlohmann::json::array();
+    for (std::size_t k = 0; k < selection.presets.size(); ++k)
+      candidates.push_back({{"preset", enum_name(kPresetNames, selection.presets[k])},
+                            {"likelihood", selection.likelihoods[k]}});
     j.update({{"options", to_json(o)},
+              {"candidates", candidates},
               {"objective", r.objective.empty() ? 0.0 : r.objective.back()},
               {"unmatched", unmatched},
               {"graph1", graph_input_json(g1.graph, g1.nodes_from_ids, "self_loops_used")},
@@ -94,9 +106,10 @@ void run_align(AlignArgs args) {
     print_json(j);
   } else {
     std::printf(
-        "qpalign: %lld -> %lld nodes, %lld iterations (stopped by %s), %.3f s, peak RSS "
-        "%.1f MB\n",
+        "qpalign: %lld -> %lld nodes, preset %s (of %zu runs), %lld iterations (stopped by %s), "
+        "%.3f s, peak RSS %.1f MB\n",
         static_cast<long long>(r.n1), static_cast<long long>(r.n2),
+        enum_name(kPresetNames, r.preset), selection.presets.size(),
         static_cast<long long>(r.iterations), enum_name(kStopReasonNames, r.stopped_by), seconds,
         peak_rss_mb());
     std::printf("%s\n%s\n",
@@ -209,8 +222,10 @@ void add_align_command(CLI::App& app) {
       "perm[i] of G2. OUT_DIR receives perm.npy (n1) int64 (-1 = unmatched when n1 > n2), "
       "topk.npy (n1, k) int64, topk_scores.npy, objective.npy and with --return-soft soft.npy (n1, "
       "n2). "
-      "Defaults are the authors' synthetic settings; Douban: --lambda-edge 0.2 --lambda-feature "
-      "0.8 --gamma 0 --max-iter 1000 --sinkhorn-sweeps 200 --step 5e-3 --init random. The output's "
+      "By default (--preset auto) the presets of the authors' settings (gaussian, douban, "
+      "acmdblp) run in turn until one converges, and the matching of largest profile likelihood "
+      "under the planted model is kept; a flag given on the line holds in every run. The "
+      "output's "
       "`converged` says that a stopping rule fired before --max-iter ran out and `stopped_by` "
       "which: tol (the objective's relative change fell below --tol, the authors' rule) or "
       "patience (the rounded matching stayed the same for --patience iterations); max_iter "
@@ -220,10 +235,24 @@ void add_align_command(CLI::App& app) {
   cmd->add_option("--seeds", args->seeds, "known pairs (k, 2) integer .npy [G1 node, G2 node]");
   cmd->add_option("--truth", args->truth, "true pairs (t, 2) integer .npy for the metrics");
   cmd->add_option("--output", args->output, "write perm.npy, topk.npy, ... into this folder");
+  cmd->add_option("--preset", args->preset,
+                  "auto (the presets in turn until one converges, the most likely matching "
+                  "kept), gaussian, douban, "
+                  "acmdblp (the authors' settings for those pairs; they fill in the flags not "
+                  "given, whose defaults below are gaussian's) or none (the flags as shown)")
+      ->check(CLI::IsMember({"auto", "none", "gaussian", "douban", "acmdblp"}))
+      ->capture_default_str();
   add_options(cmd, args->options);
   cmd->add_flag("--directed", args->directed, "read edges as directed (u -> v)");
   add_report_flags(cmd, args->json, args->quiet);
-  cmd->callback([args] { run_align(*args); });
+  cmd->callback([args, cmd] {
+    for (const auto& [name, flag] : flag_names<align::QpAlignOptions>()) {
+      const CLI::Option* on = cmd->get_option_no_throw(flag);
+      const CLI::Option* off = cmd->get_option_no_throw("--no-" + flag.substr(2));
+      if ((on && on->count() > 0) || (off && off->count() > 0)) args->given.insert(name);
+    }
+    run_align(*args);
+  });
 }
 
 void add_generate_command(CLI::App& app) {
