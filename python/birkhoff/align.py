@@ -19,36 +19,9 @@ from ._arrays import _as_array, as_features, as_ids, as_int, as_reals, progress_
 
 __all__ = ["Alignment", "align", "score", "PRESETS"]
 
-#: The hyper-parameters of the authors' scripts, one set per experiment.
-PRESETS = {
-    "gaussian": dict(
-        lambda_edge=0.1,
-        lambda_feature=0.9,
-        gamma=0.1,
-        max_iter=400,
-        sinkhorn_sweeps=80,
-        step=1e-4,
-        init="similarity",
-    ),
-    "douban": dict(
-        lambda_edge=0.2,
-        lambda_feature=0.8,
-        gamma=0.0,
-        max_iter=1000,
-        sinkhorn_sweeps=200,
-        step=5e-3,
-        init="random",
-    ),
-    "acmdblp": dict(
-        lambda_edge=0.4,
-        lambda_feature=0.6,
-        gamma=0.01,
-        max_iter=1000,
-        sinkhorn_sweeps=200,
-        step=1e-5,
-        init="random",
-    ),
-}
+#: The hyper-parameters of the authors' scripts, one set per kind of pair (from the engine's
+#: table, include/birkhoff/graph/align/presets.hpp).
+PRESETS = _birkhoff.align_presets()
 
 
 @dataclass
@@ -72,6 +45,13 @@ class Alignment:
         stopped_by (str): see ``converged``.
         nan_restarts (int): steps retried with a halved step after a non-finite value.
         lambda_edge, lambda_feature (float): the weights used.
+        likelihood (float): profile log-likelihood of ``perm`` under the planted Gaussian model
+            (docs/align.md, "Presets"); larger is more likely, comparable between runs on the
+            same pair.
+        preset (str): the preset whose run was kept ("none" for a single run of the given
+            settings).
+        candidates (dict): preset name -> likelihood of that preset's run.
+        options (dict): the settings of the run kept, by their described names.
         metrics (dict or None): with ``truth``: pairs, overlap, overlap_unseeded, exact, hits1,
             hits5, hits10, mrr.
         graph1, graph2 (dict): what was made of each input: nodes, self_loops_used (diagonal
@@ -92,6 +72,10 @@ class Alignment:
     nan_restarts: int
     lambda_edge: float
     lambda_feature: float
+    likelihood: float
+    preset: str
+    candidates: dict = field(default_factory=dict, repr=False)
+    options: dict = field(default_factory=dict, repr=False)
     metrics: dict | None = field(default=None)
     graph1: dict | None = field(default=None, repr=False)
     graph2: dict | None = field(default=None, repr=False)
@@ -105,7 +89,7 @@ class Alignment:
         n1, k = self.topk.shape if self.topk.ndim == 2 else (len(self.perm), 0)
         text = (
             f"Alignment(n1={n1}, top_k={k}, iterations={self.iterations}, "
-            f"converged={self.converged}, stopped_by={self.stopped_by!r}"
+            f"stopped_by={self.stopped_by!r}, preset={self.preset!r}"
         )
         if self.metrics is not None:
             text += f", overlap={self.metrics['overlap']:.4g}, hits1={self.metrics['hits1']:.4g}"
@@ -139,7 +123,7 @@ def align(
     num_nodes1: int | None = None,
     num_nodes2: int | None = None,
     directed: bool = False,
-    preset: str | None = None,
+    preset: str = "auto",
     lambda_edge: float | None = None,
     lambda_feature: float | None = None,
     gamma: float | None = None,
@@ -187,10 +171,14 @@ def align(
         num_nodes1: node count of G1 (default: rows of x1, else the largest id + 1).
         num_nodes2: node count of G2 (default: rows of x2, else the largest id + 1).
         directed: read edges as directed u -> v.
-        preset: "gaussian", "douban" or "acmdblp": the authors' settings (``PRESETS``). A
-            preset only fills in the arguments of ``PRESETS[preset]`` that the caller left at
-            None; an argument passed explicitly always wins (``preset="douban", max_iter=50``
-            runs 50 iterations). Without a preset, None means the "gaussian" value.
+        preset: "auto" (default): the presets of the authors' settings (``PRESETS``:
+            "gaussian", "douban", "acmdblp") run in turn until one converges (a stopping rule
+            fired), and the matching of largest profile likelihood under the planted model is
+            kept (``likelihood``, ``candidates``; docs/align.md, "Presets"). A preset's name:
+            that preset's run only. "none": one run of the given settings, None meaning the
+            "gaussian" value. A preset only fills in the arguments of ``PRESETS[preset]`` that
+            the caller left at None; an argument passed explicitly holds in every run
+            (``preset="douban", max_iter=50`` runs 50 iterations).
         lambda_edge: weight of the edge term (default None: from ``preset``, else 0.1, the
             authors' synthetic setting).
         lambda_feature: weight of the feature term (default None: from ``preset``, else 0.9).
@@ -252,9 +240,10 @@ def align(
     (edge_index1, x1, edge_weight1, num_nodes1), (edge_index2, x2, edge_weight2, num_nodes2) = (
         graphs
     )
-    if preset is not None and preset not in PRESETS:
-        raise ValueError(f"preset: must be one of {sorted(PRESETS)}, got {preset!r}")
-    defaults = PRESETS["gaussian" if preset is None else preset]
+    if not isinstance(preset, str) or preset not in {"auto", "none", *PRESETS}:
+        raise ValueError(
+            f"preset: must be 'auto', 'none' or one of {sorted(PRESETS)}, got {preset!r}"
+        )
     given = dict(
         lambda_edge=lambda_edge,
         lambda_feature=lambda_feature,
@@ -263,18 +252,6 @@ def align(
         sinkhorn_sweeps=sinkhorn_sweeps,
         step=step,
         init=init,
-    )
-    chosen = {k: defaults[k] if v is None else v for k, v in given.items()}
-    lambda_edge, lambda_feature, gamma = (
-        chosen["lambda_edge"],
-        chosen["lambda_feature"],
-        chosen["gamma"],
-    )
-    max_iter, sinkhorn_sweeps, step, init = (
-        chosen["max_iter"],
-        chosen["sinkhorn_sweeps"],
-        chosen["step"],
-        chosen["init"],
     )
     e1 = as_ids(edge_index1, "edge_index1", 2, "(2, E)")
     e2 = as_ids(edge_index2, "edge_index2", 2, "(2, E)")
@@ -286,22 +263,20 @@ def align(
     n2 = _num_nodes(num_nodes2, f2, a2, e2, "2")
     rho, r = (-1.0, -1.0) if mle_weights is None else map(float, mle_weights)
     # Options by their described names (birkhoff/graph/align/describe.hpp), as the CLI's.
-    options = dict(
-        lambda_edge=float(lambda_edge),
-        lambda_feature=float(lambda_feature),
-        gamma=float(gamma),
+    # Options by their described names (birkhoff/graph/align/describe.hpp), as the CLI's; the
+    # preset fields only when given, so that the engine's presets fill in the others.
+    casts = dict(lambda_edge=float, lambda_feature=float, gamma=float, max_iter=int,
+                 sinkhorn_sweeps=int, step=float, init=str)  # fmt: skip
+    options = {k: casts[k](v) for k, v in given.items() if v is not None}
+    options.update(
         mle_rho=rho,
         mle_r=r,
-        max_iter=int(max_iter),
-        sinkhorn_sweeps=int(sinkhorn_sweeps),
         sinkhorn_tol=float(sinkhorn_tol),
         sinkhorn_anderson=int(sinkhorn_anderson),
-        step=float(step),
         barzilai_borwein=bool(barzilai_borwein),
         bb_negative_curvature=bb_negative_curvature,
         tol=float(tol),
         patience=int(patience),
-        init=init,
         seed=int(seed),
         top_k=int(top_k),
         return_soft=bool(return_soft),
@@ -322,8 +297,10 @@ def align(
         as_ids(seeds, "seeds", 2, "(k, 2)"),
         as_ids(truth, "truth", 2, "(t, 2)"),
         options,
+        preset,
         progress_callback(progress),
     )
+    hint = d.pop("hint")
     result = Alignment(**{f.name: d.get(f.name) for f in fields(Alignment)})
     for name, g in (("edge_index1", result.graph1), ("edge_index2", result.graph2)):
         if g["one_way_pairs"] and g["two_way_pairs"]:
@@ -334,6 +311,8 @@ def align(
                 RuntimeWarning,
                 stacklevel=2,
             )
+    if hint:
+        warnings.warn(hint, RuntimeWarning, stacklevel=2)
     if result.nan_restarts:
         warnings.warn(
             f"qpalign: {result.nan_restarts} steps were retried with a halved step "

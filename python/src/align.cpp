@@ -2,13 +2,16 @@
 // Gromov-Wasserstein, which share the graph builder: thin wrappers, GIL released while solving.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
+#include <set>
 #include <span>
 #include <type_traits>
 
 #include "arrays.hpp"
 #include "birkhoff/graph/align/describe.hpp"
 #include "birkhoff/graph/align/generate.hpp"
+#include "birkhoff/graph/align/presets.hpp"
 #include "birkhoff/graph/align/qpalign.hpp"
 #include "birkhoff/graph/align/score.hpp"
 #include "birkhoff/graph/graph.hpp"
@@ -77,13 +80,17 @@ nb::dict run_qpalign(std::int64_t n1, std::int64_t n2, std::optional<In<std::int
                      std::optional<In<double>> a2, std::optional<In<float>> x1,
                      std::optional<In<float>> x2, bool directed,
                      std::optional<In<std::int64_t>> seeds, std::optional<In<std::int64_t>> truth,
-                     const nb::dict& options, nb::object progress) {
+                     const nb::dict& options, const std::string& preset, nb::object progress) {
   align::QpAlignOptions o = options_from_kwargs<align::QpAlignOptions>(options);
+  // The options passed hold in every preset's run (presets.hpp).
+  std::set<std::string, std::less<>> given;
+  for (auto [key, value] : options) given.insert(nb::cast<std::string>(key));
   o.seeds = pairs(seeds, "seeds");
   o.truth = pairs(truth, "truth");
   o.progress = progress_with_signals(progress);
+  const auto candidates = align::preset_candidates(o, preset, given);
   nb::dict g1_input, g2_input;
-  align::Alignment r = call_without_gil([&] {
+  align::Selection selection = call_without_gil([&] {
     const auto g1 = make_graph(n1, e1, w1, a1, x1, directed, o.num_threads, "1");
     const auto g2 = make_graph(n2, e2, w2, a2, x2, directed, o.num_threads, "2");
     {
@@ -91,9 +98,16 @@ nb::dict run_qpalign(std::int64_t n1, std::int64_t n2, std::optional<In<std::int
       g1_input = input_dict(g1);
       g2_input = input_dict(g2);
     }
-    return align::qpalign(g1, g2, o);
+    return align::qpalign_select(g1, g2, candidates);
   });
+  align::Alignment& r = selection.alignment;
   nb::dict d = to_dict(r);
+  nb::dict likelihoods;
+  for (std::size_t k = 0; k < selection.presets.size(); ++k)
+    likelihoods[enum_name(kPresetNames, selection.presets[k])] = selection.likelihoods[k];
+  d["candidates"] = likelihoods;
+  d["options"] = to_dict(candidates[selection.chosen].options);
+  d["hint"] = align::stop_hint(r);
   if (r.has_metrics) d["metrics"] = to_dict(r.metrics);
   move_arrays(std::move(r), d);
   d["graph1"] = g1_input;
@@ -163,7 +177,22 @@ void register_align(nb::module_& m) {
         nb::arg("edge_index2").none(), nb::arg("edge_weight1").none(),
         nb::arg("edge_weight2").none(), nb::arg("adjacency1").none(), nb::arg("adjacency2").none(),
         nb::arg("x1").none(), nb::arg("x2").none(), nb::arg("directed"), nb::arg("seeds").none(),
-        nb::arg("truth").none(), nb::arg("options"), nb::arg("progress").none());
+        nb::arg("truth").none(), nb::arg("options"), nb::arg("preset"), nb::arg("progress").none());
+  m.def("align_presets", [] {
+    nb::dict out;
+    for (const align::PresetSettings& p : align::kPresets) {
+      nb::dict d;
+      d["lambda_edge"] = p.lambda_edge;
+      d["lambda_feature"] = p.lambda_feature;
+      d["gamma"] = p.gamma;
+      d["max_iter"] = p.max_iter;
+      d["sinkhorn_sweeps"] = p.sinkhorn_sweeps;
+      d["step"] = p.step;
+      d["init"] = enum_name(kInitNames, p.init);
+      out[enum_name(kPresetNames, p.preset)] = d;
+    }
+    return out;
+  });
   m.def("align_planted", &planted, nb::arg("model"), nb::arg("n"), nb::arg("d"), nb::arg("rho"),
         nb::arg("r"), nb::arg("p"), nb::arg("seed"), nb::arg("standardize"));
   m.def("align_score", &score<double>, nb::arg("perm"), nb::arg("soft"), nb::arg("truth"),
