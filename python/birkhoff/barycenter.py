@@ -116,19 +116,7 @@ def barycenter(
     arrays = _clouds(clouds)
     dtype = arrays[0].dtype
     cloud_weights = _cloud_weights(cloud_weights, len(arrays), dtype)
-    if init is not None and n_support is not None:
-        raise TypeError("n_support: give n_support or init, not both")
-    if init is not None:
-        start = as_reals(init, "init", 2, dtype)
-    elif n_support is None:
-        start = arrays[0]
-        if support_weights is None and cloud_weights is not None:
-            support_weights = cloud_weights[0]
-    else:
-        count = as_int(n_support, "n_support", 1)
-        pool = np.concatenate(arrays)
-        rng = np.random.default_rng(as_int(seed, "seed", 0, 2**63 - 1))
-        start = pool[rng.choice(len(pool), size=count, replace=count > len(pool))].copy()
+    start, support_weights = _start(arrays, cloud_weights, init, n_support, support_weights, seed)
     options = {
         "max_iter": as_int(max_iter, "max_iter"),
         "tol": as_float(tol, "tol"),
@@ -147,6 +135,25 @@ def barycenter(
         options,
     )
     return BarycenterResult(fields)
+
+
+def _start(arrays, cloud_weights, init, n_support, support_weights, seed):
+    """The initial support and its weights (None: uniform) as :func:`barycenter` documents."""
+    dtype = arrays[0].dtype
+    if init is not None and n_support is not None:
+        raise TypeError("n_support: give n_support or init, not both")
+    if init is not None:
+        return as_reals(init, "init", 2, dtype), support_weights
+    if n_support is None:
+        if support_weights is None and cloud_weights is not None:
+            support_weights = cloud_weights[0]
+        return arrays[0], support_weights
+    count = as_int(n_support, "n_support", 1)
+    pool = np.concatenate(arrays)
+    rng = np.random.default_rng(as_int(seed, "seed", 0, 2**63 - 1))
+    return pool[
+        rng.choice(len(pool), size=count, replace=count > len(pool))
+    ].copy(), support_weights
 
 
 class FixedBarycenterResult(DescribedResult):

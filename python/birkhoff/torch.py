@@ -40,6 +40,7 @@ from ._torch_autograd import (
     _Settings,
     _solve_one,
 )
+from ._torch_barycenter import TorchBarycenterResult, barycenter
 from ._torch_c_transform import c_transform, inverse_hvp
 from ._torch_inputs import (
     _labels,
@@ -54,7 +55,9 @@ from .transport import cost_spec
 
 __all__ = [
     "SamplesLoss",
+    "TorchBarycenterResult",
     "TorchSinkhornResult",
+    "barycenter",
     "c_transform",
     "fused_gromov_wasserstein",
     "gromov_wasserstein",
