@@ -26,6 +26,7 @@ try:
     FUNCTIONS["sinkhorn"] += [bt.sinkhorn, bt.SamplesLoss]
     FUNCTIONS["sliced"].append(bt.sliced_wasserstein)
     FUNCTIONS["gromov"] += [bt.gromov_wasserstein, bt.fused_gromov_wasserstein]
+    FUNCTIONS["barycenter"].append(bt.barycenter)
 except ImportError:  # birkhoff.torch is optional; the numpy front end is still checked
     pass
 # Described options that a Python function takes under another keyword or only in a sibling.
