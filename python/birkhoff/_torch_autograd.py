@@ -46,8 +46,11 @@ class _Settings:
         self.hvp_rtol = float(hvp_rtol)
         self.labels = labels  # (x_labels, y_labels, table, weight) or None
 
-    def solve(self, x, y, a, b):
-        """Runs the native solver on detached contiguous tensors (shared, not copied)."""
+    def solve(self, x, y, a, b, init=(None, None)):
+        """Runs the native solver on detached contiguous tensors (shared, not copied).
+
+        ``init`` is the warm start's (f, g) as float64 arrays, or (None, None).
+        """
         xl = yl = table = None
         weight = 1.0
         if self.labels is not None:
@@ -67,6 +70,7 @@ class _Settings:
             table,
             float(weight),
             self.options,
+            *init,
         )
 
 
@@ -191,14 +195,14 @@ class _Apply(torch.autograd.Function):
         return _to_torch(ctx.native.apply(grad.contiguous(), not ctx.transpose)), None, None
 
 
-def _solve_one(settings, x, y, a, b):
-    """Solves one problem and returns (native, detached x, y, a, b)."""
+def _solve_one(settings, x, y, a, b, init=(None, None)):
+    """Solves one problem (warm-started from ``init``) and returns its native solution."""
     xd, yd = _points(x, "x"), _points(y, "y")
     if yd.dtype != xd.dtype:
         raise TypeError(f"y: dtype {yd.dtype} differs from x's {xd.dtype}")
     ad = _weights(a, "a", xd, xd.shape[0])
     bd = _weights(b, "b", xd, yd.shape[0])
-    return settings.solve(xd, yd, ad, bd)
+    return settings.solve(xd, yd, ad, bd, init)
 
 
 def _loss_one(settings, x, y, a, b):

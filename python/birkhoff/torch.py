@@ -31,6 +31,7 @@ except ImportError as e:  # pragma: no cover - exercised in a subprocess by the 
         "birkhoff.torch needs PyTorch, which is not installed: pip install birkhoff[torch]"
     ) from e
 
+from ._arrays import argument_names
 from ._torch_autograd import (
     _Apply,
     _Loss,
@@ -51,7 +52,7 @@ from ._torch_inputs import (
     _weights_in,
 )
 from ._torch_problems import fused_gromov_wasserstein, gromov_wasserstein, sliced_wasserstein
-from .transport import cost_spec
+from .transport import _init_potentials, cost_spec
 
 __all__ = [
     "SamplesLoss",
@@ -425,6 +426,7 @@ def sinkhorn(
     num_threads: int = 0,
     hvp_max_iter: int = 300,
     hvp_rtol: float = 1e-6,
+    init: Any = None,
 ) -> TorchSinkhornResult:
     """Entropic OT between weighted point clouds, as a differentiable torch object.
 
@@ -469,6 +471,10 @@ def sinkhorn(
         num_threads: OpenMP threads, 0 = OpenMP's default.
         hvp_max_iter: CG iteration cap of the second-order products.
         hvp_rtol: CG relative tolerance of the second-order products.
+        init: a warm start (f, g), tensors (detached here) or arrays of shapes (n,) and (m,) in
+            this result's convention, e.g. the previous step's ``r.f, r.g`` in a gradient flow:
+            the converge schedule skips the annealing and iterates at the final epsilon from
+            them (dense backend), as :func:`birkhoff.sinkhorn`'s ``init``.
 
     Returns:
         TorchSinkhornResult with a differentiable ``loss`` and potentials ``f``, ``g``.
@@ -518,5 +524,8 @@ def sinkhorn(
         labels=labels,
     )
     a, b = _weights_in(a, "a", x), _weights_in(b, "b", x)
-    native = _solve_one(settings, x, y, a, b)
+    if init is not None and isinstance(init, (tuple, list)):
+        init = tuple(v.detach().cpu().numpy() if isinstance(v, torch.Tensor) else v for v in init)
+    with argument_names({"init_f": "init", "init_g": "init"}):
+        native = _solve_one(settings, x, y, a, b, _init_potentials(init))
     return TorchSinkhornResult(native, settings, x, y, a, b)

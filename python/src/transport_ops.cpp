@@ -28,11 +28,14 @@ OtSolve<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> 
                  const CostSpec& cost_spec, std::optional<double> reach_a,
                  std::optional<double> reach_b, double epsilon, bool debias,
                  std::optional<In<std::int64_t>> x_labels, std::optional<In<std::int64_t>> y_labels,
-                 std::optional<In<double>> label_cost, double label_weight,
-                 const nb::dict& options) {
+                 std::optional<In<double>> label_cost, double label_weight, const nb::dict& options,
+                 std::optional<In<double>> init_f, std::optional<In<double>> init_g) {
   const auto xv = matrix(x, "x"), yv = matrix(y, "y");
   auto problem = problem_from(a, b, epsilon, reach_a, reach_b);
-  const auto o = solver_options(options, nb::none());
+  auto o = solver_options(options, nb::none());
+  const auto f0 = vector_view(init_f, "init"), g0 = vector_view(init_g, "init");
+  o.init_f.assign(f0.begin(), f0.end());
+  o.init_g.assign(g0.begin(), g0.end());
   const Cost cost = cost_from(cost_spec);
   std::optional<transport::LabelCost> labels;
   if (label_cost) {
@@ -139,7 +142,8 @@ void bind(nb::module_& m, const char* name) {
   m.def("ot_solve", &solve<T>, nb::arg("x"), nb::arg("y"), nb::arg("a").none(), nb::arg("b").none(),
         nb::arg("cost"), nb::arg("reach_a").none(), nb::arg("reach_b").none(), nb::arg("epsilon"),
         nb::arg("debias"), nb::arg("x_labels").none(), nb::arg("y_labels").none(),
-        nb::arg("label_cost").none(), nb::arg("label_weight"), nb::arg("options"));
+        nb::arg("label_cost").none(), nb::arg("label_weight"), nb::arg("options"),
+        nb::arg("init_f").none() = nb::none(), nb::arg("init_g").none() = nb::none());
 
   m.def(
       "c_transform",
