@@ -1,10 +1,12 @@
 // `birkhoff transport SOURCE TARGET`: entropic OT between two .npy point clouds.
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/io/npy.hpp"
@@ -21,7 +23,7 @@ namespace {
 
 // The problem's arguments; the solver's come from their description (transport/describe.hpp).
 struct TransportArgs {
-  std::string source, target, weights_a, weights_b, output, cost = "sqeuclidean";
+  std::string source, target, weights_a, weights_b, output, init, cost = "sqeuclidean";
   double blur = 0.05;
   std::optional<double> p;
   std::optional<double> reach, mass;
@@ -67,16 +69,39 @@ void run(const TransportArgs& args, const Matrix& xm, const Matrix& ym,
     problem.marginals = transport::Partial{*args.mass};
   }
   transport::SinkhornOptions o = args.options;
+  if (!args.init.empty()) {
+    // A warm start from a previous run's --output: its f (n) and g (m), any float dtype.
+    require(std::filesystem::is_regular_file(args.init), "--init",
+            "cannot read " + args.init + " (no such file)");
+    std::optional<io::NpzReader> archive;
+    try {
+      archive.emplace(args.init);
+    } catch (const InvalidInput& e) {
+      throw InvalidInput(std::string("--init: ") + e.what());
+    }
+    const io::NpzReader& npz = *archive;
+    for (const char* key : {"f", "g"})
+      require(npz.contains(key), "--init", args.init + " has no member '" + key + "'");
+    for (auto [key, target] : {std::pair{"f", &o.init_f}, std::pair{"g", &o.init_g}}) {
+      const io::NpyArray v = npz.read(key, io::DType::Float64, "--init");
+      const auto values = v.as<double>("--init");
+      target->assign(values.begin(), values.end());
+    }
+  }
   ProgressBar bar(args.quiet || args.json || !speaks);
   o.progress = bar.callback();
 
   std::optional<transport::DivergenceSolution<T>> div;
   transport::Solution<T> sol;
-  if (args.debias) {
-    div = solve_divergence(problem, o);
-    sol = div->xy();
-  } else {
-    sol = solve(problem, o);
+  try {
+    if (args.debias) {
+      div = solve_divergence(problem, o);
+      sol = div->xy();
+    } else {
+      sol = solve(problem, o);
+    }
+  } catch (const InvalidInput& e) {
+    rethrow_with_cli_names(e, {{"init_f", "--init"}, {"init_g", "--init"}});
   }
   // The other ranks hold the same solution: rank 0 writes it.
   if (!speaks) return;
@@ -161,6 +186,9 @@ void add_transport_command(CLI::App& app) {
                 "cost |x - y|^2 / 2 (GeomLoss p = 2) instead of |x - y|^2");
   add_options(cmd, args->options);
   cmd->add_option("--output", args->output, "write f, g (and --map, --gradient) to this .npz");
+  cmd->add_option("--init", args->init,
+                  "warm start from the f (n) and g (m) of an .npz (a previous --output): the "
+                  "converge schedule then iterates at the final epsilon from them (dense)");
   cmd->add_flag("--map", args->map, "with --output: also the barycentric map (n, d)");
   cmd->add_flag("--gradient", args->gradient,
                 "with --output: also grad_x (n, d) and grad_y (m, d)");
