@@ -1,5 +1,9 @@
 """Transport: parity with POT, closed forms, gradients, plan products, threads."""
 
+import json
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -212,3 +216,50 @@ def test_a_warm_start_from_converged_potentials_stops_at_once(rng):
         birkhoff.sinkhorn(x, y, init=(cold.f[:5], cold.g))
     with pytest.raises(TypeError, match="^init:"):
         birkhoff.sinkhorn(x, y, init=cold.f)
+
+
+def test_torch_warm_start_stops_at_once_and_keeps_the_gradient(rng):
+    torch = pytest.importorskip("torch")
+    bt = pytest.importorskip("birkhoff.torch")
+    x = torch.from_numpy(rng.random((400, 2)))
+    y = torch.from_numpy(rng.random((300, 2)) + 0.2)
+    cold = bt.sinkhorn(x, y, blur=0.05, marginal_tol=1e-6)
+    xg = x.clone().requires_grad_(True)
+    warm = bt.sinkhorn(xg, y, blur=0.05, marginal_tol=1e-6, init=(cold.f, cold.g))
+    assert warm.converged and warm.iterations <= 3 < cold.iterations
+    assert float(warm.loss) == pytest.approx(float(cold.loss), rel=1e-6)
+    (g,) = torch.autograd.grad(warm.loss, xg)
+    ref = birkhoff.sinkhorn(x.numpy(), y.numpy(), blur=0.05, marginal_tol=1e-6).gradients()[0]
+    np.testing.assert_allclose(g.numpy(), ref, rtol=1e-4, atol=1e-9)
+    with pytest.raises(ValueError, match="^init:"):
+        bt.sinkhorn(x, y, init=(cold.f[:5], cold.g))
+
+
+@pytest.mark.skipif(shutil.which("birkhoff") is None, reason="the birkhoff command is not on PATH")
+def test_cli_warm_start_from_a_previous_output(rng, tmp_path):
+    np.save(tmp_path / "x.npy", rng.random((400, 2)))
+    np.save(tmp_path / "y.npy", rng.random((300, 2)) + 0.2)
+    np.save(tmp_path / "y_small.npy", rng.random((30, 2)))
+    common = ["--blur", "0.05", "--marginal-tol", "1e-6", "--json"]
+
+    def run(*args):
+        return subprocess.run(
+            ["birkhoff", "transport", *map(str, args)], capture_output=True, text=True
+        )
+
+    out = run(tmp_path / "x.npy", tmp_path / "y.npy", *common, "--output", tmp_path / "p.npz")
+    assert out.returncode == 0, out.stderr
+    cold = json.loads(out.stdout)
+    out = run(tmp_path / "x.npy", tmp_path / "y.npy", *common, "--init", tmp_path / "p.npz")
+    assert out.returncode == 0, out.stderr
+    warm = json.loads(out.stdout)
+    assert warm["converged"] and warm["iterations"] <= 3 < cold["iterations"]
+    assert warm["loss"] == pytest.approx(cold["loss"], rel=1e-6)
+    for bad, needle in [
+        ([tmp_path / "y_small.npy", "--init", tmp_path / "p.npz"], "--init"),
+        ([tmp_path / "y.npy", "--init", tmp_path / "missing.npz"], "--init"),
+        ([tmp_path / "y.npy", "--init", tmp_path / "x.npy"], "--init"),
+    ]:
+        out = run(tmp_path / "x.npy", *bad, *common)
+        assert out.returncode == 2, out.stderr
+        assert out.stderr.startswith(f"birkhoff: error: {needle}"), out.stderr
