@@ -197,6 +197,28 @@ TEST(Converge, Float32BelowItsPrecisionIsSolvedInFloat64) {
   EXPECT_TRUE(r.converged());
 }
 
+TEST(Converge, Float32FarAboveTheCostsKeepsItsDigitsInFloat64) {
+  // blur 10^2 and 10^3 times the diameter: float32 potentials would be wrong by about
+  // epsilon 2^-24, more than the loss (or the divergence) itself at 10^3.
+  testing::Instance<float> f32(300, 250, 3, 11, true, false, 0.3);
+  testing::Instance<double> f64(300, 250, 3, 11, true, false, 0.3);
+  const double diameter = f64.problem().geometry.diameter();
+  for (double scale : {100.0, 1000.0}) {
+    const double blur = scale * diameter;
+    const auto r32 = sinkhorn(f32.problem(blur));
+    const auto r64 = sinkhorn(f64.problem(blur));
+    EXPECT_EQ(r32.report().working_dtype.rfind("float64", 0), 0u) << r32.report().working_dtype;
+    EXPECT_TRUE(r32.converged());
+    EXPECT_NEAR(r32.loss(), r64.loss(), 1e-3 * std::abs(r64.loss())) << blur;
+    const auto d32 = sinkhorn_divergence(f32.problem(blur));
+    const auto d64 = sinkhorn_divergence(f64.problem(blur));
+    EXPECT_NEAR(d32.loss(), d64.loss(), 1e-3 * std::abs(d64.loss())) << blur;
+    EXPECT_EQ(d32.xy().report().working_dtype.rfind("float64", 0), 0u);
+  }
+  // At a blur of the data's scale float32 keeps its own arithmetic.
+  EXPECT_EQ(sinkhorn(f32.problem(diameter)).report().working_dtype, "float32");
+}
+
 TEST(Converge, UnbalancedProblemsConvergeOnBothBackends) {
   const std::int64_t n = 600, m = 500, d = 2;
   const auto x = cloud(n, d, false, 0.0, 8), y = cloud(m, d, false, 0.2, 9);
