@@ -63,7 +63,7 @@ Solution<float> solve_in_double(const OtProblem<float>& problem, const SinkhornO
 // or "" when float32 holds.
 std::string float32_value_floor(double loss, double epsilon) {
   const double bound = 4 * std::ldexp(epsilon, -24);
-  if (!(bound > 1e-4 * std::abs(loss))) return {};
+  if (bound <= 1e-4 * std::abs(loss)) return {};  // a NaN loss is re-solved too
   char why[200];
   std::snprintf(why, sizeof why,
                 "float32 potentials at epsilon %.3g would leave an error of about %.2g in the "
@@ -72,12 +72,29 @@ std::string float32_value_floor(double loss, double epsilon) {
   return why;
 }
 
+// The same floor in float64 (4 epsilon 2^-53), against the largest cost of the data: beyond it
+// not even the cross term OT(a, b) keeps four digits, whatever the precision, so the blur is
+// refused rather than answered wrongly (float32 problems are promoted first, then checked).
+template <class T>
+void check_resolvable(const OtProblem<T>& problem) {
+  const double scale = problem.geometry.cost()->bound(support_diameter(problem));
+  const double bound = 4 * std::ldexp(problem.epsilon, -53);
+  if (!(scale > 0) || bound <= 1e-4 * scale) return;
+  char what[240];
+  std::snprintf(what, sizeof what,
+                "%.3g is too large for the data (costs up to %.3g): float64 potentials would leave "
+                "an error of about %.2g in the loss; use epsilon <= %.3g",
+                problem.epsilon, scale, bound, 1e-4 * scale / 4 * std::ldexp(1.0, 53));
+  throw InvalidInput(std::string("epsilon: ") + what);
+}
+
 }  // namespace
 
 template <class T>
 Solution<T> sinkhorn_with(const OtProblem<T>& problem, const SinkhornOptions& options,
                           const PassesMaker& maker) {
   validate(problem, options);
+  check_resolvable(problem);
   if constexpr (std::is_same_v<T, float>) {
     const bool converge =
         options.schedule == Schedule::Converge ||
@@ -118,6 +135,7 @@ DivergenceSolution<T> sinkhorn_divergence_with(const OtProblem<T>& problem,
                                                const SinkhornOptions& options,
                                                const PassesMaker& maker) {
   validate(problem, options);
+  check_resolvable(problem);
   choose_backend(problem, options, true);  // refuses what the divergence lacks
   require(options.init_f.empty(), "init_f", "the divergence takes no warm start yet");
   Solver<T> solver(problem, options, true, nullptr, maker);

@@ -284,3 +284,14 @@ def test_float32_agrees_with_float64_wherever_it_says_converged(rng, scale):
         assert d32.loss == pytest.approx(d64.loss, rel=1e-3)
     if scale >= 100:
         assert r32.report["working_dtype"].startswith("float64") and r32.converged
+
+
+def test_a_blur_beyond_float64_is_refused_not_answered(rng):
+    # blur 1e7 on data of diameter ~10: float64 potentials would be off by ~4e-2 in the loss.
+    x, y = rng.standard_normal((50, 3)), rng.standard_normal((60, 3)) + 0.3
+    for dtype in (np.float64, np.float32):
+        for solve in (birkhoff.sinkhorn, birkhoff.sinkhorn_divergence):
+            with pytest.raises(ValueError, match="^blur:.*too large"):
+                solve(x.astype(dtype), y.astype(dtype), blur=1e7)
+    with pytest.raises(ValueError, match="^blur:"):
+        birkhoff.sinkhorn_divergence(x.astype(np.float32), y.astype(np.float32), blur=1e23)

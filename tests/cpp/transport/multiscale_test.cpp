@@ -217,6 +217,13 @@ TEST(Converge, Float32FarAboveTheCostsKeepsItsDigitsInFloat64) {
   }
   // At a blur of the data's scale float32 keeps its own arithmetic.
   EXPECT_EQ(sinkhorn(f32.problem(diameter)).report().working_dtype, "float32");
+  // Where not even float64 resolves the loss (and where float32's epsilon overflows), an
+  // error names epsilon instead of a wrong value or a NaN.
+  for (double blur : {1e7 * diameter, 1e23}) {
+    EXPECT_THROW(sinkhorn(f64.problem(blur)), InvalidInput) << blur;
+    EXPECT_THROW(sinkhorn(f32.problem(blur)), InvalidInput) << blur;
+    EXPECT_THROW(sinkhorn_divergence(f32.problem(blur)), InvalidInput) << blur;
+  }
 }
 
 TEST(Converge, UnbalancedProblemsConvergeOnBothBackends) {
