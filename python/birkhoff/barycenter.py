@@ -10,6 +10,7 @@ memory.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -17,6 +18,7 @@ from numpy.typing import ArrayLike
 
 from . import _birkhoff
 from ._arrays import (
+    argument_names,
     as_float,
     as_int,
     as_length,
@@ -259,18 +261,32 @@ def fixed_support_barycenter(
         "tol": as_float(tol, "tol"),
         "num_threads": as_int(num_threads, "num_threads"),
     }
-    fields = _birkhoff.fixed_support_barycenter(
-        x,
-        arrays,
-        _cloud_weights(cloud_weights, len(arrays), x.dtype) or [],
-        _measure_weights(weights),
-        blur_to_epsilon(blur, spec),
-        spec,
-        progress_callback(progress),
-        options,
-    )
+    names = {"epsilon": "blur"}
+    if clouds is None:  # the measures live on the support: its errors are the support's
+        names |= {f"clouds[{k}]": "support" for k in range(len(arrays))}
+    with argument_names(names):
+        fields = _birkhoff.fixed_support_barycenter(
+            x,
+            arrays,
+            _cloud_weights(cloud_weights, len(arrays), x.dtype) or [],
+            _measure_weights(weights),
+            blur_to_epsilon(blur, spec),
+            spec,
+            progress_callback(progress),
+            options,
+        )
     fields["points"] = x
-    return FixedBarycenterResult(fields)
+    result = FixedBarycenterResult(fields)
+    if not result.converged:
+        warnings.warn(
+            f"fixed_support_barycenter: not converged in {result.iterations} iterations "
+            f"(marginal error {result.marginal_error:.2g}, tol {options['tol']:g}); raise "
+            "max_iter, or lower the blur against the support's spacing (docs/barycenter.md, "
+            "Limits)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return result
 
 
 def _clouds(clouds) -> list[np.ndarray]:

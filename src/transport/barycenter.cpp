@@ -204,6 +204,25 @@ struct Kernel {
   }
 };
 
+// A Kernel whose geometry or weight errors name the barycenter's arguments (its x, y and a
+// are a measure, the support and the measure's weights).
+std::unique_ptr<Kernel> named_kernel(MatrixView<const double> x, MatrixView<const double> y,
+                                     const Cost& cost, std::span<const double> x_weights,
+                                     int threads, const std::string& x_name,
+                                     const std::string& a_name) {
+  const std::vector<double> ones(static_cast<std::size_t>(y.rows), 1.0);
+  try {
+    return std::make_unique<Kernel>(x, y, cost, x_weights, ones, threads);
+  } catch (const InvalidInput& e) {
+    const std::string what = e.what();
+    for (const auto& [core, front] : {std::pair<std::string, std::string>{"x: ", x_name + ": "},
+                                      {"y: ", "support: "},
+                                      {"a: ", a_name + ": "}})
+      if (what.rfind(core, 0) == 0) throw InvalidInput(front + what.substr(core.size()));
+    throw;
+  }
+}
+
 }  // namespace
 
 template <class T>
@@ -235,11 +254,13 @@ FixedBarycenterResult<T> fixed_support_barycenter(MatrixView<const T> support,
     ys[k] = to_double(clouds[k]);
     if (!cloud_weights.empty())
       for (T w : cloud_weights[k]) as[k].push_back(static_cast<double>(w));
-    kernels.push_back(std::make_unique<Kernel>(
-        MatrixView<const double>{ys[k].data(), clouds[k].rows, d}, xv, cost, as[k], ones, threads));
+    const std::string index = "[" + std::to_string(k) + "]";
+    kernels.push_back(named_kernel(MatrixView<const double>{ys[k].data(), clouds[k].rows, d}, xv,
+                                   cost, as[k], threads, "clouds" + index,
+                                   "cloud_weights" + index));
   }
   std::unique_ptr<Kernel> self;
-  if (options.debias) self = std::make_unique<Kernel>(xv, xv, cost, ones, ones, threads);
+  if (options.debias) self = named_kernel(xv, xv, cost, ones, threads, "support", "support");
 
   // Log-scalings: psi_k on measure k (u_k = a_k exp(psi_k)), gamma_k on the support, c = log d.
   const auto N = static_cast<std::size_t>(n);

@@ -171,3 +171,23 @@ def test_cli_writes_what_python_returns(tmp_path):
     )  # fmt: skip
     assert none.returncode == 2
     assert none.stderr.startswith("birkhoff: error: ")
+
+
+def test_errors_of_the_inner_geometry_name_the_barycenter_arguments(rng):
+    support = rng.normal(size=(6, 3))
+    support[0] = 0
+    with pytest.raises(ValueError, match="^support:"):
+        birkhoff.fixed_support_barycenter(support, cloud_weights=[np.ones(6) / 6], cost="cosine")
+    cloud = rng.normal(size=(4, 3))
+    cloud[3] = 0
+    with pytest.raises(ValueError, match=r"^clouds\[1\]:"):
+        birkhoff.fixed_support_barycenter(
+            support[1:], [support[1:], cloud], cost="cosine", debias=False
+        )
+
+
+def test_a_stop_before_convergence_warns():
+    grid, hist = _grid_histograms()
+    with pytest.warns(RuntimeWarning, match="not converged in 3 iterations"):
+        r = birkhoff.fixed_support_barycenter(grid, cloud_weights=hist, blur=0.02, max_iter=3)
+    assert not r.converged
