@@ -12,7 +12,9 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch.autograd.function import once_differentiable
 
+from ._arrays import as_float, as_int
 from ._torch_inputs import _points, _weights
 from .barycenter import _start
 from .barycenter import barycenter as _numpy_barycenter
@@ -82,6 +84,7 @@ class _Support(torch.autograd.Function):
         return support.clone()
 
     @staticmethod
+    @once_differentiable
     def backward(ctx, grad):
         support, *tensors = ctx.saved_tensors
         k = len(tensors) // 2
@@ -92,17 +95,20 @@ class _Support(torch.autograd.Function):
                 "barycenter backward: points are differentiable in the clouds' positions, not "
                 "in cloud_weights (loss is differentiable in both); detach cloud_weights"
             )
+        # In float64 whatever the inputs: float32 Hessian-vector products are too noisy for CG.
+        wide = torch.float64
         with torch.enable_grad():
-            x = support.detach().requires_grad_(True)
+            x = support.detach().to(wide).requires_grad_(True)
             ys = [
-                t.detach().requires_grad_(need)
+                t.detach().to(wide).requires_grad_(need)
                 for t, need in zip(tensors, ctx.needs_input_grad[2:])
             ]
-            loss = _objective(x, ys[:k], ys[k:], s["b"], s["lam"], s["blur"], s["marginal_tol"])
+            b = s["b"].to(wide)
+            loss = _objective(x, ys[:k], ys[k:], b, s["lam"], s["blur"], s["marginal_tol"])
             (gx,) = torch.autograd.grad(loss, x, create_graph=True)
             u, ok = _conjugate_gradient(
                 lambda v: torch.autograd.grad(gx, x, v, retain_graph=True)[0].detach(),
-                grad.detach(),
+                grad.detach().to(wide),
                 s["hvp_max_iter"],
                 s["hvp_rtol"],
             )
@@ -118,7 +124,7 @@ class _Support(torch.autograd.Function):
             grads = []
             for y in ys:
                 g = next(parts) if y.requires_grad else None
-                grads.append(None if g is None else -g)
+                grads.append(None if g is None else -g.to(support.dtype))
         return (None, None, *grads)
 
 
@@ -182,6 +188,19 @@ def barycenter(
     if isinstance(clouds, torch.Tensor) or not isinstance(clouds, (list, tuple)) or not clouds:
         raise TypeError("clouds: expected a non-empty list of (m_k, d) tensors")
     ys = [_points(c, f"clouds[{k}]") for k, c in enumerate(clouds)]
+    for k, y in enumerate(ys):
+        if y.dim() != 2 or y.shape[0] == 0:
+            raise ValueError(
+                f"clouds[{k}]: expected a non-empty (m, d) tensor, got {tuple(y.shape)}"
+            )
+    if isinstance(weights, torch.Tensor):
+        if weights.requires_grad:
+            raise ValueError("weights: the measures' weights are not differentiable; detach them")
+        weights = weights.detach().cpu().numpy()
+    hvp_max_iter = as_int(hvp_max_iter, "hvp_max_iter", 1)
+    hvp_rtol = as_float(hvp_rtol, "hvp_rtol")
+    if not 0 < hvp_rtol < 1:
+        raise ValueError(f"hvp_rtol: must lie in (0, 1), got {hvp_rtol}")
     if cloud_weights is None:
         masses = [torch.full((len(y),), 1.0 / len(y), dtype=y.dtype) for y in ys]
         given = None
@@ -211,6 +230,8 @@ def barycenter(
         seed,
     )
     start = np.ascontiguousarray(start, dtype=arrays[0].dtype)
+    if start.ndim != 2 or start.shape[0] == 0:
+        raise ValueError(f"init: expected a non-empty (n, d) array, got shape {start.shape}")
     b = (
         np.full(len(start), 1.0 / len(start), dtype=arrays[0].dtype)
         if b is None

@@ -74,6 +74,19 @@ def test_points_refuse_a_gradient_in_the_cloud_weights():
         torch.autograd.grad(r.points.sum(), a1)
 
 
+def test_float32_clouds_backpropagate_through_a_float64_solve():
+    # The defaults on float32 clouds: the Hessian solve runs in float64, and the gradient
+    # agrees with the float64 problem's.
+    g = torch.Generator().manual_seed(4)
+    a32 = torch.randn(20, 3, generator=g).requires_grad_(True)
+    b32 = torch.randn(25, 3, generator=g)
+    bt.barycenter([a32, b32]).points.sum().backward()
+    a64 = a32.detach().double().requires_grad_(True)
+    bt.barycenter([a64, b32.double()]).points.sum().backward()
+    assert a32.grad.dtype == torch.float32
+    np.testing.assert_allclose(a32.grad.numpy(), a64.grad.numpy(), atol=1e-3)
+
+
 def test_bad_inputs():
     c1, c2, _ = _problem()
     with pytest.raises(TypeError, match="clouds"):
@@ -84,3 +97,22 @@ def test_bad_inputs():
         bt.barycenter([c1, c2], cloud_weights=[np.ones(30) / 30])
     with pytest.raises(ValueError, match="^blur:"):
         bt.barycenter([c1, c2], blur=-1.0)
+    with pytest.raises(ValueError, match=r"^clouds\[0\]:"):
+        bt.barycenter([torch.zeros(0, 2, dtype=torch.float64)])
+    with pytest.raises(ValueError, match=r"^clouds\[0\]:"):
+        bt.barycenter([torch.ones(5, dtype=torch.float64)])
+    with pytest.raises(ValueError, match="^init:"):
+        bt.barycenter([c1], init=torch.zeros(0, 2, dtype=torch.float64))
+    for bad in ({"hvp_rtol": -1.0}, {"hvp_rtol": float("nan")}, {"hvp_max_iter": 0}):
+        with pytest.raises(ValueError, match="^hvp_"):
+            bt.barycenter([c1, c2], **bad)
+    with pytest.raises(TypeError, match="^hvp_rtol:"):
+        bt.barycenter([c1, c2], hvp_rtol="a")
+    with pytest.raises(ValueError, match="^weights:"):
+        bt.barycenter([c1, c2], torch.tensor([0.3, 0.7], requires_grad=True))
+    # Second derivatives through the support are refused, not silently detached.
+    x = c1.clone().requires_grad_(True)
+    r = bt.barycenter([x, c2], blur=0.3)
+    (g,) = torch.autograd.grad(r.points.sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError):
+        g.sum().backward()
