@@ -43,6 +43,9 @@ io::NpyArray load_pairs(const std::string& path, const std::string& what,
 
 void run_align(AlignArgs args) {
   align::QpAlignOptions& o = args.options;
+  require(args.output.empty() || !std::filesystem::exists(args.output) ||
+              std::filesystem::is_directory(args.output),
+          "--output", args.output + " exists and is not a folder");
   std::map<std::string, std::string> converted;
   const GraphInput g1 = load_graph(args.g1_dir, "1", args.directed, o.num_threads, converted);
   const GraphInput g2 = load_graph(args.g2_dir, "2", args.directed, o.num_threads, converted);

@@ -15,7 +15,15 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from . import _birkhoff
-from ._arrays import _as_array, as_features, as_ids, as_int, as_reals, progress_callback
+from ._arrays import (
+    _as_array,
+    as_features,
+    as_float,
+    as_ids,
+    as_int,
+    as_reals,
+    progress_callback,
+)
 
 __all__ = ["Alignment", "align", "score", "PRESETS"]
 
@@ -261,26 +269,43 @@ def align(
     w1, w2 = as_reals(edge_weight1, "edge_weight1", 1), as_reals(edge_weight2, "edge_weight2", 1)
     n1 = _num_nodes(num_nodes1, f1, a1, e1, "1")
     n2 = _num_nodes(num_nodes2, f2, a2, e2, "2")
-    rho, r = (-1.0, -1.0) if mle_weights is None else map(float, mle_weights)
+    if mle_weights is None:
+        rho, r = -1.0, -1.0
+    else:
+        if not isinstance(mle_weights, (tuple, list)) or len(mle_weights) != 2:
+            raise TypeError(f"mle_weights: expected a pair (rho, r), got {mle_weights!r}")
+        if lambda_edge is not None or lambda_feature is not None:
+            raise TypeError(
+                "mle_weights: replaces lambda_edge and lambda_feature; give one or the other"
+            )
+        rho, r = (as_float(v, "mle_weights") for v in mle_weights)
     # Options by their described names (birkhoff/graph/align/describe.hpp), as the CLI's.
     # Options by their described names (birkhoff/graph/align/describe.hpp), as the CLI's; the
     # preset fields only when given, so that the engine's presets fill in the others.
-    casts = dict(lambda_edge=float, lambda_feature=float, gamma=float, max_iter=int,
-                 sinkhorn_sweeps=int, step=float, init=str)  # fmt: skip
-    options = {k: casts[k](v) for k, v in given.items() if v is not None}
+    reals = {"lambda_edge", "lambda_feature", "gamma", "step"}
+    options = {}
+    for k, v in given.items():
+        if v is None:
+            continue
+        if k == "init":
+            if not isinstance(v, str):
+                raise TypeError(f"init: expected a string, got {v!r}")
+            options[k] = v
+        else:
+            options[k] = as_float(v, k) if k in reals else as_int(v, k)
     options.update(
         mle_rho=rho,
         mle_r=r,
-        sinkhorn_tol=float(sinkhorn_tol),
-        sinkhorn_anderson=int(sinkhorn_anderson),
+        sinkhorn_tol=as_float(sinkhorn_tol, "sinkhorn_tol"),
+        sinkhorn_anderson=as_int(sinkhorn_anderson, "sinkhorn_anderson"),
         barzilai_borwein=bool(barzilai_borwein),
         bb_negative_curvature=bb_negative_curvature,
-        tol=float(tol),
-        patience=int(patience),
-        seed=int(seed),
-        top_k=int(top_k),
+        tol=as_float(tol, "tol"),
+        patience=as_int(patience, "patience"),
+        seed=as_int(seed, "seed", 0, 2**64 - 1),
+        top_k=as_int(top_k, "top_k"),
         return_soft=bool(return_soft),
-        num_threads=int(num_threads),
+        num_threads=as_int(num_threads, "num_threads"),
     )
     d = _birkhoff.align_qpalign(
         n1,

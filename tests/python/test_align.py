@@ -405,3 +405,23 @@ def test_score_reproduces_the_metrics_of_align_and_reads_top_k_lists():
         birkhoff.align_score(r.perm, r.soft, np.array([[0, 1], [0, 2]]))
     with pytest.raises(TypeError, match="soft_or_topk"):
         birkhoff.align_score(r.perm, r.soft.astype(str), truth)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"max_iter": "abc"}, TypeError, "^max_iter:"),
+        ({"max_iter": 10.7}, TypeError, "^max_iter:"),
+        ({"lambda_edge": "x"}, TypeError, "^lambda_edge:"),
+        ({"sinkhorn_tol": None}, TypeError, "^sinkhorn_tol:"),
+        ({"seed": -1}, ValueError, "^seed:"),
+        ({"seed": "a"}, TypeError, "^seed:"),
+        ({"init": 3}, TypeError, "^init:"),
+        ({"mle_weights": (0.9,)}, TypeError, "^mle_weights:"),
+        ({"mle_weights": (0.9, 0.9), "lambda_edge": 0.5}, TypeError, "^mle_weights:"),
+    ],
+)
+def test_bad_option_values_name_the_option(kwargs, error, match):
+    inst = datasets.correlated_wigner(10, 2, 0.9, 0.9, seed=2)
+    with pytest.raises(error, match=match):
+        birkhoff.align(x1=inst.x1, x2=inst.x2, adjacency1=inst.a, adjacency2=inst.b, **kwargs)
