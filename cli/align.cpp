@@ -115,6 +115,13 @@ void run_align(AlignArgs args) {
         enum_name(kPresetNames, r.preset), selection.presets.size(),
         static_cast<long long>(r.iterations), enum_name(kStopReasonNames, r.stopped_by), seconds,
         peak_rss_mb());
+    if (selection.presets.size() > 1) {
+      std::printf("preset runs by likelihood under the planted model (largest kept):");
+      for (std::size_t k = 0; k < selection.presets.size(); ++k)
+        std::printf(" %s %.6g", enum_name(kPresetNames, selection.presets[k]),
+                    selection.likelihoods[k]);
+      std::printf("\n");
+    }
     std::printf("%s\n%s\n",
                 graph_input_line(g1.graph, g1.nodes_from_ids, "G1", "used as A[i, i]").c_str(),
                 graph_input_line(g2.graph, g2.nodes_from_ids, "G2", "used as B[i, i]").c_str());

@@ -77,10 +77,14 @@ void run(const FixedBarycenterArgs& args) {
     npz.close();
   }
   const double seconds = seconds_since(start);
-  if (!r.converged)
-    print_warning("not converged after " + std::to_string(r.iterations) +
-                  " iterations, marginal error " + std::to_string(r.marginal_error) +
-                  " (raise --max-iter or --blur, or --tol)");
+  if (!r.converged) {
+    char what[160];
+    std::snprintf(what, sizeof what,
+                  "not converged after %d iterations, marginal error %.2g against --tol %.2g "
+                  "(raise --max-iter, or lower --blur against the support's spacing)",
+                  r.iterations, r.marginal_error, args.options.tol);
+    print_warning(what);
+  }
   if (args.json) {
     auto j = to_json(r);
     j.update({{"options", to_json(args.options)},

@@ -136,7 +136,15 @@ def barycenter(
         progress_callback(progress),
         options,
     )
-    return BarycenterResult(fields)
+    result = BarycenterResult(fields)
+    if not result.converged:
+        warnings.warn(
+            f"barycenter: not converged in {result.iterations} iterations (displacement "
+            f"{result.displacement:.2g}, tol {options['tol']:g}); raise max_iter or loosen tol",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return result
 
 
 def _start(arrays, cloud_weights, init, n_support, support_weights, seed):
@@ -226,8 +234,8 @@ def fixed_support_barycenter(
         half_cost: with sqeuclidean, |x - y|^2 / 2.
         debias: the debiased barycenter (default) or the entropic one.
         max_iter: iterations at the most (each one streamed pass per measure each way).
-        tol: stop when the marginal error (and the debiasing potential's change) falls below
-            this (POT's stopThr).
+        tol: stop when the plans' marginal error on the support and q's relative L1 change
+            since the previous iteration both fall below this.
         num_threads: OpenMP threads, 0 = OpenMP's default.
         progress: True for a progress bar, or a callable(stage, done, total).
 

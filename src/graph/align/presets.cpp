@@ -146,6 +146,9 @@ std::string stop_hint(const Alignment& r) {
   s += " max_iter";
   if (r.preset == Preset::None)
     s += ", or preset auto (the authors' presets in turn, the most likely matching kept)";
+  else
+    s += " (the run kept is the most likely of the preset runs made; real pairs such as Douban "
+         "never settle, docs/align.md \"Presets\")";
   s += "; with a ground truth, compare the overlap of a few settings";
   return s;
 }
