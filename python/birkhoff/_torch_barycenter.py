@@ -25,14 +25,15 @@ __all__ = ["TorchBarycenterResult", "barycenter"]
 class TorchBarycenterResult:
     """The result of :func:`birkhoff.torch.barycenter`.
 
+    Besides the attributes below it holds ``losses``, ``iterations``, ``inner_iterations``,
+    ``converged`` and ``displacement``, as :class:`birkhoff.BarycenterResult` does.
+
     Attributes:
         points (Tensor (n, d)): the barycenter's support, differentiable in the clouds.
         support_weights (Tensor (n,)): its weights b (fixed).
         loss (Tensor, 0-d): sum_k w_k OT_eps(barycenter, cloud k) at the returned support,
             differentiable in the clouds and their weights (envelope theorem: the support is
             stationary).
-        losses (list of float), iterations (int), inner_iterations (int), converged (bool),
-        displacement (float): as :class:`birkhoff.BarycenterResult`.
     """
 
     def __init__(self, **fields):
