@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "transport/spd.hpp"
+
 namespace birkhoff::transport {
 
 Anderson::Anderson(std::int64_t n, std::int64_t memory)
@@ -73,26 +75,10 @@ void Anderson::step(std::vector<double>& x, const std::vector<double>& t) {
     for (std::int64_t q = 0; q < k; ++q) a[p * k + q] = gram_[p * memory_ + q];
     a[p * k + p] += 1e-12 * trace;
   }
-  for (std::int64_t p = 0; p < k; ++p) {
-    for (std::int64_t q = 0; q < p; ++q) a[p * k + p] -= a[p * k + q] * a[p * k + q];
-    if (!(a[p * k + p] > 0.0)) {
-      reset();
-      x = t;
-      return;
-    }
-    a[p * k + p] = std::sqrt(a[p * k + p]);
-    for (std::int64_t i = p + 1; i < k; ++i) {
-      for (std::int64_t q = 0; q < p; ++q) a[i * k + p] -= a[i * k + q] * a[p * k + q];
-      a[i * k + p] /= a[p * k + p];
-    }
-  }
-  for (std::int64_t p = 0; p < k; ++p) {
-    for (std::int64_t q = 0; q < p; ++q) b[p] -= a[p * k + q] * b[q];
-    b[p] /= a[p * k + p];
-  }
-  for (std::int64_t p = k - 1; p >= 0; --p) {
-    for (std::int64_t q = p + 1; q < k; ++q) b[p] -= a[q * k + p] * b[q];
-    b[p] /= a[p * k + p];
+  if (!detail::spd_solve(a, b, k)) {
+    reset();
+    x = t;
+    return;
   }
   x = t;
   for (std::int64_t p = 0; p < k; ++p) {
