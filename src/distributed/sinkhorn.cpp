@@ -106,6 +106,12 @@ class DistributedPasses final : public Passes<T> {
     check(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
   }
 
+  // Every rank holds every point: the minimum is local (and the same on every rank).
+  void min(Axis rows, Axis cols, const std::vector<T>& col_hat, std::vector<T>& out,
+           std::vector<std::int64_t>& argmin) override {
+    transport::detail::min_pass(side(rows), side(cols), col_hat.data(), kappa_, threads_, out,
+                                argmin);
+  }
   void lse(Axis rows, Axis cols, const std::vector<T>&, const std::vector<T>& col_hat, double eps,
            LseOut<T>& out, const T* values, std::int64_t dv,
            const transport::detail::Modulation<T>& mod) override {
@@ -182,17 +188,27 @@ class DistributedPasses final : public Passes<T> {
   int rank_ = 0, size_ = 1;
 };
 
-transport::detail::PassesMaker maker(MPI_Comm comm) {
-  transport::detail::PassesMaker m;
-  m.f32 = [comm](const Side<float>& x, const Side<float>& y, double kappa, int threads) {
-    return std::unique_ptr<Passes<float>>(
-        std::make_unique<DistributedPasses<float>>(x, y, kappa, threads, comm));
-  };
-  m.f64 = [comm](const Side<double>& x, const Side<double>& y, double kappa, int threads) {
-    return std::unique_ptr<Passes<double>>(
-        std::make_unique<DistributedPasses<double>>(x, y, kappa, threads, comm));
-  };
-  return m;
+// The dense passes with rows split over the ranks.
+template <class T>
+class DistributedBackend final : public transport::detail::RowBackend<T> {
+ public:
+  explicit DistributedBackend(MPI_Comm comm) : comm_(comm) {}
+  std::unique_ptr<Passes<T>> passes(const Side<T>& x, const Side<T>& y, double kappa,
+                                    int threads) const override {
+    return std::make_unique<DistributedPasses<T>>(x, y, kappa, threads, comm_);
+  }
+
+ private:
+  MPI_Comm comm_;
+};
+
+// The backends of a run over the ranks of `comm`.
+transport::detail::Registry registry(MPI_Comm comm) {
+  transport::detail::Registry r;
+  r.dense.f32 = std::make_shared<DistributedBackend<float>>(comm);
+  r.dense.f64 = std::make_shared<DistributedBackend<double>>(comm);
+  r.without_multiscale = "does not run distributed yet";
+  return r;
 }
 
 template <class T>
@@ -246,7 +262,7 @@ template <class T>
 transport::Solution<T> sinkhorn(const transport::OtProblem<T>& problem,
                                 const transport::SinkhornOptions& options, MPI_Comm comm) {
   agree_on(problem, comm);
-  return transport::detail::sinkhorn_with(problem, options, maker(comm));
+  return transport::detail::sinkhorn_with(problem, options, registry(comm));
 }
 
 template <class T>
@@ -254,7 +270,7 @@ transport::DivergenceSolution<T> sinkhorn_divergence(const transport::OtProblem<
                                                      const transport::SinkhornOptions& options,
                                                      MPI_Comm comm) {
   agree_on(problem, comm);
-  return transport::detail::sinkhorn_divergence_with(problem, options, maker(comm));
+  return transport::detail::sinkhorn_divergence_with(problem, options, registry(comm));
 }
 
 template transport::Solution<float> sinkhorn(const transport::OtProblem<float>&,

@@ -12,7 +12,7 @@
 #include "birkhoff/transport/sinkhorn.hpp"
 #include "checks.hpp"
 #include "inner.hpp"
-#include "passes.hpp"
+#include "transport/backend.hpp"
 
 namespace birkhoff::transport {
 namespace {
@@ -175,7 +175,7 @@ struct Kernel {
   PointCloud<double> geometry;
   detail::Weights<double> row_weights, col_weights;
   detail::Side<double> rows, cols;
-  std::unique_ptr<detail::DensePasses<double>> passes;
+  std::unique_ptr<detail::Passes<double>> passes;
   detail::LseOut<double> scratch;
   std::vector<double> col_hat, row_hat, out_hat;
 
@@ -186,7 +186,7 @@ struct Kernel {
         col_weights(detail::make_weights(y_weights, y.rows)),
         rows(detail::x_side(geometry, row_weights)),
         cols(detail::y_side(geometry, col_weights)),
-        passes(std::make_unique<detail::DensePasses<double>>(rows, cols, cost->kappa(), threads)) {}
+        passes(detail::dense_backend<double>().passes(rows, cols, cost->kappa(), threads)) {}
 
   // Rows against columns (forward) or columns against rows.
   void log_kernel(bool forward, const std::vector<double>& h, double eps,

@@ -5,7 +5,8 @@
 #include <string>
 
 #include "birkhoff/core/error.hpp"
-#include "birkhoff/kernels/lse.hpp"
+#include "transport/backend.hpp"
+#include "transport/streams.hpp"
 
 namespace birkhoff::transport {
 namespace {
@@ -41,34 +42,17 @@ CTransform<T> c_transform(const PointCloud<T>& geometry, std::span<const T> g, s
   const auto wb = weights(b, m, "b");
   const auto& cost = geometry.cost();
   const double kappa = cost->kappa();
-  const bool power = cost->form() == CostForm::DistancePower;
   // c_i = alpha_i + min_j [(beta_j - g_j) - kappa <u_i, v_j>] on the centred features, or
-  // min_j [kappa |u_i - v_j|^p - g_j] for the distance-power form.
-  std::vector<T> bias(static_cast<std::size_t>(m));
-  for (std::int64_t j = 0; j < m; ++j)
-    bias[static_cast<std::size_t>(j)] =
-        geometry.y_sqnorm()[static_cast<std::size_t>(j)] - g[static_cast<std::size_t>(j)];
+  // min_j [kappa |u_i - v_j|^p - g_j] for the distance-power form: the dense backend's minimum
+  // against the shifted potential g - beta.
+  const detail::Weights<T> ua = detail::make_weights(std::span<const T>(), n);
+  const detail::Weights<T> ub = detail::make_weights(std::span<const T>(), m);
+  const auto rows = detail::x_side(geometry, ua), cols = detail::y_side(geometry, ub);
+  const std::vector<T> g_hat = detail::shifted<T>(g, cols.sqnorm);
   CTransform<T> out;
-  out.values.resize(static_cast<std::size_t>(n));
-  out.argmin.resize(static_cast<std::size_t>(n));
-  kernels::MinArgs<T> args;
-  args.x = geometry.x().data;
-  args.n = n;
-  args.x_stride = d;
-  args.y = geometry.y().data;
-  args.m = m;
-  args.y_stride = d;
-  args.d = d;
-  args.bias = bias.data();
-  args.scale = static_cast<T>(-kappa);
-  if (power) {
-    args.scale = static_cast<T>(kappa);
-    args.power = static_cast<T>(cost->exponent());
-  }
-  args.row_min = out.values.data();
-  args.row_argmin = out.argmin.data();
-  args.num_threads = num_threads;
-  kernels::row_min(args);
+  detail::dense_backend<T>()
+      .passes(rows, cols, kappa, num_threads)
+      ->min(detail::Axis::X, detail::Axis::Y, g_hat, out.values, out.argmin);
   out.grad_x.resize(static_cast<std::size_t>(n * d));
   out.grad_g.assign(wb.begin(), wb.end());
   const auto x = geometry.x(), y = geometry.y();

@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/core/system.hpp"
+#include "transport/backend.hpp"
 #include "transport/cg.hpp"
 #include "transport/state.hpp"
 
@@ -32,7 +34,9 @@ struct Plan {
   double eps = 1, kappa = 2;
   MarginalPolicy policy{Balanced{}};
   int threads = 1;
-  Vec xs, ys;  // centred points as double, (n, d) and (m, d)
+  Vec xs, ys;                                 // centred points as double, (n, d) and (m, d)
+  std::shared_ptr<detail::Passes<T>> passes;  // over x and y, the dense backend's
+  void attach() { passes = detail::dense_backend<T>().passes(x, y, kappa, threads); }
 };
 
 // A streamed product with P (or P^T): per row the plan's mass and out (rows, k) = P v, and
@@ -45,9 +49,7 @@ template <class T>
 Product apply(const Plan<T>& p, bool transpose, const Vec& values, std::int64_t k,
               const Vec* mod_rows = nullptr, const Vec* mod_cols = nullptr, std::int64_t dm = 0) {
   const Side<T>& r = transpose ? p.y : p.x;
-  const Side<T>& c = transpose ? p.x : p.y;
   const T* rh = transpose ? p.gh.data() : p.fh.data();
-  const T* ch = transpose ? p.fh.data() : p.gh.data();
   const std::vector<T> v(values.begin(), values.end());
   std::vector<T> mx, my;
   Modulation<T> mod;
@@ -57,7 +59,9 @@ Product apply(const Plan<T>& p, bool transpose, const Vec& values, std::int64_t 
     mod = {mx.data(), my.data(), dm};
   }
   LseOut<T> o;
-  detail::lse_pass(r, c, ch, p.eps, p.kappa, p.threads, o, k ? v.data() : nullptr, k, mod);
+  p.passes->lse(transpose ? Axis::Y : Axis::X, transpose ? Axis::X : Axis::Y,
+                transpose ? p.gh : p.fh, transpose ? p.fh : p.gh, p.eps, o, k ? v.data() : nullptr,
+                k, mod);
   Product out;
   const auto n = static_cast<std::size_t>(r.n);
   out.mass.resize(n);
@@ -330,6 +334,7 @@ Plan<T> make_plan(const detail::SolutionState<T>& s, const HvpOptions& o) {
   p.threads = resolve_threads(o.num_threads > 0 ? o.num_threads : s.num_threads);
   p.xs = as_double(p.x.points, p.x.n * p.x.d);
   p.ys = as_double(p.y.points, p.y.n * p.y.d);
+  p.attach();
   return p;
 }
 
@@ -347,6 +352,7 @@ Plan<T> self_plan(const detail::SolutionState<T>& s, Axis axis, std::span<const 
   p.policy = MarginalPolicy(s.marginals).self(axis);
   p.threads = resolve_threads(o.num_threads > 0 ? o.num_threads : s.num_threads);
   p.xs = p.ys = as_double(p.x.points, p.x.n * p.x.d);
+  p.attach();
   return p;
 }
 

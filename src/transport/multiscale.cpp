@@ -13,6 +13,7 @@
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/core/system.hpp"
 #include "transport/solver.hpp"
+#include "transport/spd.hpp"
 #include "transport/state.hpp"
 
 namespace birkhoff::transport::detail {
@@ -23,65 +24,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // Potentials may grow by this many epsilons (per side) before the kept lists are rebuilt; the
 // lists are built with twice that as a safety margin.
 constexpr double kDrift = 1.0;
-
-// Expected fraction of pairs the block-sparse passes keep at the final epsilon: a column block
-// is kept when its box comes within about sqrt(eps log(blocks / delta) / cs) of the row block's,
-// so the centres lie within that plus a block's side (uniform data in a cube).
-template <class T>
-double expected_kept_fraction(const OtProblem<T>& problem, std::int64_t block_size, double delta) {
-  const auto& g = problem.geometry;
-  const double d = static_cast<double>(g.dim());
-  const double diameter = support_diameter(problem) / std::sqrt(d);  // per-axis extent
-  if (!(diameter > 0)) return 1.0;
-  const double reach =
-      std::sqrt(problem.epsilon * std::log(1.0 / delta) / (0.5 * g.cost()->kappa()));
-  const double side = diameter * std::pow(static_cast<double>(block_size) /
-                                              static_cast<double>(std::max(g.n(), g.m())),
-                                          1.0 / d);
-  return std::min(1.0, std::pow((side + 2 * reach) / diameter, d));
-}
-
-}  // namespace
-
-template <class T>
-BackendChoice choose_backend(const OtProblem<T>& problem, const SinkhornOptions& options,
-                             bool debias) {
-  if (options.backend == Backend::Dense) return {Backend::Dense, "asked for"};
-  const bool partial = std::holds_alternative<Partial>(problem.marginals);
-  const auto& cost = problem.geometry.cost();
-  // The box bounds and the coarse problems are built on the points themselves.
-  const bool cost_ok = cost->box_bound() && cost->identity_features();
-  if (options.backend == Backend::Multiscale) {
-    require(cost_ok, "backend",
-            "the multiscale backend handles the sqeuclidean cost only (cost " + cost.name() +
-                "); use backend dense");
-    require(!partial, "backend",
-            "the multiscale backend does not solve partial OT (mass) yet; use backend dense");
-    require(!debias, "backend",
-            "the multiscale backend does not compute the debiased divergence yet; use "
-            "backend dense");
-    return {Backend::Multiscale, "asked for"};
-  }
-  const bool geomloss =
-      options.schedule == Schedule::GeomLoss ||
-      (options.schedule == Schedule::Auto && (options.iterations > 0 || !options.epsilons.empty()));
-  if (!cost_ok) return {Backend::Dense, "the " + cost.name() + " cost is dense"};
-  if (!options.init_f.empty()) return {Backend::Dense, "a warm start is dense"};
-  if (geomloss) return {Backend::Dense, "the GeomLoss schedule is dense"};
-  if (debias) return {Backend::Dense, "the debiased divergence is dense"};
-  if (partial) return {Backend::Dense, "partial OT is dense"};
-  const double pairs =
-      static_cast<double>(problem.geometry.n()) * static_cast<double>(problem.geometry.m());
-  if (pairs < 1e8) return {Backend::Dense, "fewer than 1e8 pairs"};
-  if (problem.geometry.dim() > 8) return {Backend::Dense, "dimension above 8"};
-  const double kept =
-      expected_kept_fraction(problem, options.block_size, 1e-2 * options.marginal_tol);
-  if (kept > 0.3)
-    return {Backend::Dense, "expected kept fraction " + std::to_string(kept) + " above 0.3"};
-  return {Backend::Multiscale, "expected kept fraction " + std::to_string(kept)};
-}
-
-namespace {
 
 // Blocks per superblock of the two-level list build.
 constexpr std::int64_t kGroup = 16;
@@ -156,27 +98,13 @@ void fit_affine(const Side<T>& s, const std::vector<T>& hat, std::int64_t p0, st
         cov[k * d + l] += a * (s.points[p * d + l] - c[l] - mean[l]);
     }
   }
-  // Cholesky with a small ridge; a degenerate block (points on a subspace) keeps the ridge's
-  // slope, and the residual below makes any slope a valid bound.
+  // Least squares with a small ridge; a degenerate block (points on a subspace) keeps the
+  // ridge's slope (or slope 0), and the residual below makes any slope a valid bound.
   double trace = 0;
   for (std::size_t k = 0; k < d; ++k) trace += cov[k * d + k];
   for (std::size_t k = 0; k < d; ++k) cov[k * d + k] += 1e-9 * trace + 1e-300;
-  for (std::size_t k = 0; k < d; ++k) {
-    for (std::size_t l = 0; l < k; ++l) cov[k * d + k] -= cov[k * d + l] * cov[k * d + l];
-    cov[k * d + k] = std::sqrt(std::max(cov[k * d + k], 1e-300));
-    for (std::size_t i = k + 1; i < d; ++i) {
-      for (std::size_t l = 0; l < k; ++l) cov[i * d + k] -= cov[i * d + l] * cov[k * d + l];
-      cov[i * d + k] /= cov[k * d + k];
-    }
-  }
-  for (std::size_t k = 0; k < d; ++k) {
-    for (std::size_t l = 0; l < k; ++l) rhs[k] -= cov[k * d + l] * rhs[l];
-    rhs[k] /= cov[k * d + k];
-  }
-  for (std::size_t k = d; k-- > 0;) {
-    for (std::size_t l = k + 1; l < d; ++l) rhs[k] -= cov[l * d + k] * rhs[l];
-    rhs[k] /= cov[k * d + k];
-  }
+  if (!spd_solve(cov.data(), rhs.data(), static_cast<std::int64_t>(d)))
+    std::fill(rhs.begin(), rhs.end(), 0.0);
   alpha = hmean;
   for (std::size_t k = 0; k < d; ++k) {
     u[k] = std::isfinite(rhs[k]) ? rhs[k] : 0.0;
@@ -460,7 +388,7 @@ Solution<T> multiscale_sinkhorn(const OtProblem<T>& problem, const SinkhornOptio
   co.max_iter = 500;
   co.num_threads = options.num_threads;
   co.progress = options.progress;
-  Solver<T> coarse_solver(coarse, co, false);
+  Solver<T> coarse_solver(coarse, co, false, dense_backend<T>());
   coarse_solver.run();
   const Solution<T> cs_sol = coarse_solver.result();
   LevelReport coarse_level{
@@ -483,15 +411,10 @@ Solution<T> multiscale_sinkhorn(const OtProblem<T>& problem, const SinkhornOptio
       const Side<T> rows = x_side(jump, wf), cols = y_side(jump, wc);
       const auto col_hat = shifted(coarse_h, cols.sqnorm);
       LseOut<T> out;
-      std::vector<T> cand, h(static_cast<std::size_t>(n_fine));
-      lse_pass(rows, cols, col_hat.data(), eps_jump, 2 * cs, threads, out);
-      cand.resize(static_cast<std::size_t>(n_fine));
-      for (std::size_t i = 0; i < cand.size(); ++i) {
-        cand[i] = static_cast<T>(
-            -eps_jump * kLn2 *
-            (static_cast<double>(out.max[i]) + std::log2(static_cast<double>(out.sum[i]))));
-        h[i] = cand[i];
-      }
+      std::vector<T> cand;
+      softmin(*dense_backend<T>().passes(rows, cols, 2 * cs, threads), Axis::X, Axis::Y, {},
+              col_hat, eps_jump, out, cand);
+      std::vector<T> h = cand;
       policy.update(axis, h, cand, rows.sqnorm, eps_jump, 1.0);
       return take_standard(h, rows.sqnorm);
     };
@@ -507,7 +430,7 @@ Solution<T> multiscale_sinkhorn(const OtProblem<T>& problem, const SinkhornOptio
   SinkhornOptions fo = options;
   fo.schedule = Schedule::Converge;
   fo.diameter = std::sqrt(eps_jump);
-  Solver<T> solver(fine, fo, false, &passes);
+  Solver<T> solver(fine, fo, false, passes);
   solver.warm_start(f0, g0);
   solver.run();
   const Solution<T> sorted = solver.result();
@@ -525,30 +448,19 @@ Solution<T> multiscale_sinkhorn(const OtProblem<T>& problem, const SinkhornOptio
   }
 
   // Back to the caller's order and geometry.
-  auto s = std::make_shared<SolutionState<T>>();
-  s->geometry = geom;
-  s->marginals = problem.marginals;
-  s->num_threads = options.num_threads;
-  s->a = make_weights(problem.a, geom.n());
-  s->b = make_weights(problem.b, geom.m());
-  s->f = scatter<T>(st.f, bx.order);
-  s->g = scatter<T>(st.g, by.order);
-  s->f_hat = shifted<T>(s->f, geom.x_sqnorm().data());
-  s->g_hat = shifted<T>(s->g, geom.y_sqnorm().data());
-  s->report = st.report;
-  s->report.backend = "multiscale";
-  s->report.working_dtype = sizeof(T) == 4 ? "float32" : "float64";
-  s->report.backend_reason = reason;
-  s->report.truncation_bound = bound;
-  s->report.kept_fraction = passes.kept_fraction();
-  s->report.levels.insert(s->report.levels.begin(), coarse_level);
-  s->report.converged = s->report.converged && bound <= problem.epsilon * options.marginal_tol;
-  s->attach_plan();
-  return Solution<T>(std::move(s));
+  Found<T> found{scatter<T>(st.f, bx.order), scatter<T>(st.g, by.order), {}, {}, st.report, 0};
+  SinkhornReport& r = found.report;
+  r.backend = "multiscale";
+  r.working_dtype = sizeof(T) == 4 ? "float32" : "float64";
+  r.backend_reason = reason;
+  r.truncation_bound = bound;
+  r.kept_fraction = passes.kept_fraction();
+  r.levels.insert(r.levels.begin(), coarse_level);
+  r.converged = r.converged && bound <= problem.epsilon * options.marginal_tol;
+  return make_solution(geom, problem.marginals, make_weights(problem.a, geom.n()),
+                       make_weights(problem.b, geom.m()), options.num_threads, std::move(found));
 }
 
-template BackendChoice choose_backend(const OtProblem<float>&, const SinkhornOptions&, bool);
-template BackendChoice choose_backend(const OtProblem<double>&, const SinkhornOptions&, bool);
 template class BlockSparsePasses<float>;
 template class BlockSparsePasses<double>;
 template Solution<float> multiscale_sinkhorn(const OtProblem<float>&, const SinkhornOptions&,

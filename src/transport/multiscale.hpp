@@ -12,19 +12,6 @@
 
 namespace birkhoff::transport::detail {
 
-/// Which backend a solve uses, and why.
-struct BackendChoice {
-  Backend backend = Backend::Dense;
-  std::string reason;
-};
-
-/// The automatic choice: multiscale when the kept pairs are expected to be a small fraction
-/// (low dimension, epsilon small against the spread) and the problem is large enough for it
-/// to matter; otherwise dense.
-template <class T>
-BackendChoice choose_backend(const OtProblem<T>& problem, const SinkhornOptions& options,
-                             bool debias);
-
 /// Where the points of one side's blocks lie, in the frame of the passes: per block (and per
 /// superblock of kGroup consecutive blocks) the box centre c and half-widths h.
 struct Boxes {
@@ -59,6 +46,11 @@ class BlockSparsePasses final : public Passes<T> {
   void lse(Axis rows, Axis cols, const std::vector<T>& row_hat, const std::vector<T>& col_hat,
            double eps, LseOut<T>& out, const T* values, std::int64_t dv,
            const Modulation<T>& mod) override;
+  /// Exact: the minimum is taken over every pair (no bound certifies a pruned minimum).
+  void min(Axis rows, Axis cols, const std::vector<T>& col_hat, std::vector<T>& out,
+           std::vector<std::int64_t>& argmin) override {
+    min_pass(side(rows), side(cols), col_hat.data(), 2 * cs_, threads_, out, argmin);
+  }
   double kept_fraction() const override { return kept_fraction_; }
   /// How many times the kept lists were built.
   std::int64_t builds() const { return builds_; }

@@ -21,6 +21,10 @@ class Passes {
                    const std::vector<T>& col_hat, double eps, LseOut<T>& out,
                    const T* values = nullptr, std::int64_t dv = 0,
                    const Modulation<T>& mod = {}) = 0;
+  /// The hard c-transform's reduction: out_i = min_j [C_ij - col_hat_j] in shifted form (the
+  /// rows' folded terms left out) and its argmin, over every pair.
+  virtual void min(Axis rows, Axis cols, const std::vector<T>& col_hat, std::vector<T>& out,
+                   std::vector<std::int64_t>& argmin) = 0;
   /// Pairs read per pass / (n m) by the latest passes.
   virtual double kept_fraction() const { return 1.0; }
 };
@@ -34,6 +38,10 @@ class DensePasses final : public Passes<T> {
   void lse(Axis rows, Axis cols, const std::vector<T>&, const std::vector<T>& col_hat, double eps,
            LseOut<T>& out, const T* values, std::int64_t dv, const Modulation<T>& mod) override {
     lse_pass(side(rows), side(cols), col_hat.data(), eps, kappa_, threads_, out, values, dv, mod);
+  }
+  void min(Axis rows, Axis cols, const std::vector<T>& col_hat, std::vector<T>& out,
+           std::vector<std::int64_t>& argmin) override {
+    min_pass(side(rows), side(cols), col_hat.data(), kappa_, threads_, out, argmin);
   }
 
  private:

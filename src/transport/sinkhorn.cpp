@@ -9,7 +9,6 @@
 #include <type_traits>
 
 #include "birkhoff/core/error.hpp"
-#include "transport/multiscale.hpp"
 #include "transport/solver.hpp"
 #include "transport/state.hpp"
 
@@ -29,31 +28,22 @@ OtProblem<double> widened(const OtProblem<float>& problem, std::vector<double>& 
 Solution<float> narrowed(const OtProblem<float>& problem, const SinkhornOptions& options,
                          const Solution<double>& solved, const std::string& why) {
   const auto& g = problem.geometry;
-  auto s = std::make_shared<SolutionState<float>>();
-  s->geometry = g;
-  s->marginals = problem.marginals;
-  s->num_threads = options.num_threads;
-  s->a = make_weights(problem.a, g.n());
-  s->b = make_weights(problem.b, g.m());
-  s->f.assign(solved.f().begin(), solved.f().end());
-  s->g.assign(solved.g().begin(), solved.g().end());
-  s->f_grad.assign(solved.f_grad().begin(), solved.f_grad().end());
-  s->g_grad.assign(solved.g_grad().begin(), solved.g_grad().end());
-  s->f_hat = shifted<float>(s->f, g.x_sqnorm().data());
-  s->g_hat = shifted<float>(s->g, g.y_sqnorm().data());
-  s->report = solved.report();
-  s->multiplier = solved.state().multiplier;
-  s->report.working_dtype = "float64 (" + why + ")";
-  s->attach_plan();
-  return Solution<float>(std::move(s));
+  const auto narrow = [](std::span<const double> v) {
+    return std::vector<float>(v.begin(), v.end());
+  };
+  Found<float> found{narrow(solved.f()),      narrow(solved.g()), narrow(solved.f_grad()),
+                     narrow(solved.g_grad()), solved.report(),    solved.state().multiplier};
+  found.report.working_dtype = "float64 (" + why + ")";
+  return make_solution(g, problem.marginals, make_weights(problem.a, g.n()),
+                       make_weights(problem.b, g.m()), options.num_threads, std::move(found));
 }
 
 // A float32 problem solved in float64 (its points, weights and epsilon; the answer rounded
 // back): for epsilon below what float32 logits resolve to the tolerance.
 Solution<float> solve_in_double(const OtProblem<float>& problem, const SinkhornOptions& options,
-                                const std::string& why, const PassesMaker& maker) {
+                                const std::string& why, const Registry& registry) {
   std::vector<double> a, b;
-  return narrowed(problem, options, sinkhorn_with(widened(problem, a, b), options, maker), why);
+  return narrowed(problem, options, sinkhorn_with(widened(problem, a, b), options, registry), why);
 }
 
 // float32 potentials carry an absolute error of about epsilon 2^-24 (the LSE of nearly equal
@@ -92,7 +82,7 @@ void check_resolvable(const OtProblem<T>& problem) {
 
 template <class T>
 Solution<T> sinkhorn_with(const OtProblem<T>& problem, const SinkhornOptions& options,
-                          const PassesMaker& maker) {
+                          const Registry& registry) {
   validate(problem, options);
   check_resolvable(problem);
   if constexpr (std::is_same_v<T, float>) {
@@ -105,27 +95,14 @@ Solution<T> sinkhorn_with(const OtProblem<T>& problem, const SinkhornOptions& op
       std::snprintf(why, sizeof why,
                     "float32 logits would leave a marginal error of about %.2g at this epsilon",
                     floor);
-      return solve_in_double(problem, options, why, maker);
+      return solve_in_double(problem, options, why, registry);
     }
   }
-  if (maker)
-    require(options.backend != Backend::Multiscale, "backend",
-            "the multiscale backend does not run distributed yet; use backend dense");
-  auto choice = choose_backend(problem, options, false);
-  if (choice.backend == Backend::Multiscale && maker)
-    choice = {Backend::Dense, "distributed runs are dense (multiscale: " + choice.reason + ")"};
-  Solution<T> solution;
-  if (choice.backend == Backend::Multiscale) {
-    solution = multiscale_sinkhorn(problem, options, choice.reason);
-  } else {
-    Solver<T> solver(problem, options, false, nullptr, maker);
-    solver.backend_reason = choice.reason;
-    solver.run();
-    solution = solver.result();
-  }
+  const Choice<T> choice = choose(registry, problem, options, false);
+  Solution<T> solution = choice.backend->solve(problem, options, choice.reason);
   if constexpr (std::is_same_v<T, float>) {
     const std::string why = float32_value_floor(solution.loss(), problem.epsilon);
-    if (!why.empty()) return solve_in_double(problem, options, why, maker);
+    if (!why.empty()) return solve_in_double(problem, options, why, registry);
   }
   return solution;
 }
@@ -133,21 +110,20 @@ Solution<T> sinkhorn_with(const OtProblem<T>& problem, const SinkhornOptions& op
 template <class T>
 DivergenceSolution<T> sinkhorn_divergence_with(const OtProblem<T>& problem,
                                                const SinkhornOptions& options,
-                                               const PassesMaker& maker) {
+                                               const Registry& registry) {
   validate(problem, options);
   check_resolvable(problem);
-  choose_backend(problem, options, true);  // refuses what the divergence lacks
+  const Choice<T> choice = choose(registry, problem, options, true);  // dense, or refused
   require(options.init_f.empty(), "init_f", "the divergence takes no warm start yet");
-  Solver<T> solver(problem, options, true, nullptr, maker);
-  solver.run();
-  DivergenceSolution<T> solution = solver.divergence();
+  DivergenceSolution<T> solution =
+      registry.dense.get<T>()->divergence(problem, options, choice.reason);
   if constexpr (std::is_same_v<T, float>) {
     const std::string why = float32_value_floor(solution.loss(), problem.epsilon);
     if (!why.empty()) {
       // The three problems in float64, rounded back (see float32_value_floor).
       std::vector<double> a, b;
       const DivergenceSolution<double> wide =
-          sinkhorn_divergence_with(widened(problem, a, b), options, maker);
+          sinkhorn_divergence_with(widened(problem, a, b), options, registry);
       auto s = std::make_shared<DivergenceState<float>>();
       s->xy = narrowed(problem, options, wide.xy(), why);
       const auto narrow = [](std::span<const double> v) {
@@ -165,27 +141,27 @@ DivergenceSolution<T> sinkhorn_divergence_with(const OtProblem<T>& problem,
 }
 
 template Solution<float> sinkhorn_with(const OtProblem<float>&, const SinkhornOptions&,
-                                       const PassesMaker&);
+                                       const Registry&);
 template Solution<double> sinkhorn_with(const OtProblem<double>&, const SinkhornOptions&,
-                                        const PassesMaker&);
+                                        const Registry&);
 template DivergenceSolution<float> sinkhorn_divergence_with(const OtProblem<float>&,
                                                             const SinkhornOptions&,
-                                                            const PassesMaker&);
+                                                            const Registry&);
 template DivergenceSolution<double> sinkhorn_divergence_with(const OtProblem<double>&,
                                                              const SinkhornOptions&,
-                                                             const PassesMaker&);
+                                                             const Registry&);
 
 }  // namespace detail
 
 template <class T>
 Solution<T> sinkhorn(const OtProblem<T>& problem, const SinkhornOptions& options) {
-  return detail::sinkhorn_with(problem, options, {});
+  return detail::sinkhorn_with(problem, options, detail::Registry::local());
 }
 
 template <class T>
 DivergenceSolution<T> sinkhorn_divergence(const OtProblem<T>& problem,
                                           const SinkhornOptions& options) {
-  return detail::sinkhorn_divergence_with(problem, options, {});
+  return detail::sinkhorn_divergence_with(problem, options, detail::Registry::local());
 }
 
 template Solution<float> sinkhorn(const OtProblem<float>&, const SinkhornOptions&);

@@ -236,32 +236,37 @@ std::span<const T> Solution<T>::b() const {
   return state_->b.w;
 }
 
+namespace {
+
+// out = P v (transpose: P^T v) for a (rows of the other side, k) operand v named `name`.
 template <class T>
-void Solution<T>::apply(MatrixView<const T> v, MatrixView<T> out) const {
-  const auto& s = *state_;
-  require(v.rows == s.geometry.m(), "v",
-          "must have " + std::to_string(s.geometry.m()) + " rows (one per point of y)");
-  require(out.rows == s.geometry.n() && out.cols == v.cols, "out", "must have shape (n, k)");
-  check_finite(v, "v");
+void apply_plan(const detail::SolutionState<T>& s, MatrixView<const T> v, MatrixView<T> out,
+                bool transpose, const char* name) {
+  const std::int64_t rows = transpose ? s.geometry.m() : s.geometry.n();
+  const std::int64_t cols = transpose ? s.geometry.n() : s.geometry.m();
+  require(v.rows == cols, name,
+          "must have " + std::to_string(cols) +
+              (transpose ? " rows (one per point of x)" : " rows (one per point of y)"));
+  require(out.rows == rows && out.cols == v.cols, "out",
+          transpose ? "must have shape (m, k)" : "must have shape (n, k)");
+  check_finite(v, name);
   std::vector<T> res(static_cast<std::size_t>(out.rows * v.cols));
   const auto x = s.x(), y = s.y();
-  product(xy_pass(s, x, y, false), contiguous(v), v.cols, res.data());
+  product(xy_pass(s, x, y, transpose), contiguous(v), v.cols, res.data());
   for (std::int64_t i = 0; i < out.rows; ++i)
     std::copy_n(res.begin() + i * v.cols, v.cols, out.row(i));
 }
 
+}  // namespace
+
+template <class T>
+void Solution<T>::apply(MatrixView<const T> v, MatrixView<T> out) const {
+  apply_plan(*state_, v, out, false, "v");
+}
+
 template <class T>
 void Solution<T>::apply_transpose(MatrixView<const T> u, MatrixView<T> out) const {
-  const auto& s = *state_;
-  require(u.rows == s.geometry.n(), "u",
-          "must have " + std::to_string(s.geometry.n()) + " rows (one per point of x)");
-  require(out.rows == s.geometry.m() && out.cols == u.cols, "out", "must have shape (m, k)");
-  check_finite(u, "u");
-  std::vector<T> res(static_cast<std::size_t>(out.rows * u.cols));
-  const auto x = s.x(), y = s.y();
-  product(xy_pass(s, x, y, true), contiguous(u), u.cols, res.data());
-  for (std::int64_t i = 0; i < out.rows; ++i)
-    std::copy_n(res.begin() + i * u.cols, u.cols, out.row(i));
+  apply_plan(*state_, u, out, true, "u");
 }
 
 template <class T>

@@ -44,7 +44,17 @@ template double precision_floor(const OtProblem<double>&);
 
 template <class T>
 Solver<T>::Solver(const OtProblem<T>& problem, const SinkhornOptions& options, bool debias,
-                  Passes<T>* passes, const PassesMaker& maker)
+                  const RowBackend<T>& backend)
+    : Solver(problem, options, debias, &backend, nullptr) {}
+
+template <class T>
+Solver<T>::Solver(const OtProblem<T>& problem, const SinkhornOptions& options, bool debias,
+                  Passes<T>& passes)
+    : Solver(problem, options, debias, nullptr, &passes) {}
+
+template <class T>
+Solver<T>::Solver(const OtProblem<T>& problem, const SinkhornOptions& options, bool debias,
+                  const RowBackend<T>* backend, Passes<T>* passes)
     : geometry_(problem.geometry),
       marginals_(problem.marginals),
       policy_(problem.marginals),
@@ -62,11 +72,7 @@ Solver<T>::Solver(const OtProblem<T>& problem, const SinkhornOptions& options, b
   x_ = x_side(geometry_, a_);
   y_ = y_side(geometry_, b_);
   if (passes == nullptr) {
-    if (maker.get<T>()) {
-      owned_ = maker.get<T>()(x_, y_, kappa_, threads_);
-    } else {
-      owned_ = std::make_unique<DensePasses<T>>(x_, y_, kappa_, threads_);
-    }
+    owned_ = backend->passes(x_, y_, kappa_, threads_);
     passes = owned_.get();
   }
   passes_ = passes;
@@ -430,24 +436,16 @@ SinkhornReport Solver<T>::report() const {
 
 template <class T>
 Solution<T> Solver<T>::result() {
-  auto s = std::make_shared<SolutionState<T>>();
-  s->report = report();  // reads the shifted potentials, which are then moved into the state
-  s->geometry = geometry_;
-  s->marginals = marginals_;
-  s->num_threads = options_.num_threads;
-  s->f = take_standard(fh_, x_.sqnorm);
-  s->g = take_standard(gh_, y_.sqnorm);
-  s->f_grad = take_standard(fh_grad_, x_.sqnorm);
-  s->g_grad = take_standard(gh_grad_, y_.sqnorm);
-  // The products read shifted potentials; they are derived from the standard ones once, here.
-  s->f_hat = shifted<T>(s->f, x_.sqnorm);
-  s->g_hat = shifted<T>(s->g, y_.sqnorm);
-  s->report.loss = policy_.value<T>(s->f, s->g, a_.w, b_.w, epsilon_, lambda_);
-  s->multiplier = lambda_;
-  s->a = std::move(a_);
-  s->b = std::move(b_);
-  s->attach_plan();
-  return Solution<T>(std::move(s));
+  Found<T> found;
+  found.report = report();  // reads the shifted potentials, which are then moved out
+  found.f = take_standard(fh_, x_.sqnorm);
+  found.g = take_standard(gh_, y_.sqnorm);
+  found.f_grad = take_standard(fh_grad_, x_.sqnorm);
+  found.g_grad = take_standard(gh_grad_, y_.sqnorm);
+  found.report.loss = policy_.value<T>(found.f, found.g, a_.w, b_.w, epsilon_, lambda_);
+  found.multiplier = lambda_;
+  return make_solution(geometry_, marginals_, std::move(a_), std::move(b_), options_.num_threads,
+                       std::move(found));
 }
 
 template <class T>

@@ -1,38 +1,17 @@
 // PRIVATE: the Sinkhorn loop shared by sinkhorn() and sinkhorn_divergence().
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "birkhoff/transport/sinkhorn.hpp"
+#include "transport/backend.hpp"
 #include "transport/marginals.hpp"
 #include "transport/passes.hpp"
 #include "transport/streams.hpp"
 
 namespace birkhoff::transport::detail {
-
-/// Makes the passes over a solver's prepared sides (x, y, kappa, threads) for each working
-/// dtype; empty makers mean dense passes. The distributed passes (birkhoff/distributed) are
-/// made this way: the library of the solver knows nothing of how they exchange.
-struct PassesMaker {
-  std::function<std::unique_ptr<Passes<float>>(const Side<float>&, const Side<float>&, double, int)>
-      f32;
-  std::function<std::unique_ptr<Passes<double>>(const Side<double>&, const Side<double>&, double,
-                                                int)>
-      f64;
-  /// The maker of dtype T (null when none was given).
-  template <class T>
-  const auto& get() const {
-    if constexpr (sizeof(T) == 4) {
-      return f32;
-    } else {
-      return f64;
-    }
-  }
-  explicit operator bool() const { return f32 && f64; }
-};
 
 /// The marginal error that rounding the logits to T leaves at the problem's epsilon.
 template <class T>
@@ -41,9 +20,12 @@ double precision_floor(const OtProblem<T>& problem);
 template <class T>
 class Solver {
  public:
-  /// `passes` (borrowed; default: those of `maker`, else dense) visits the pairs.
+  /// The passes of `backend` visit the pairs.
   Solver(const OtProblem<T>& problem, const SinkhornOptions& options, bool debias,
-         Passes<T>* passes = nullptr, const PassesMaker& maker = {});
+         const RowBackend<T>& backend);
+  /// `passes` (borrowed, over the problem's sides) visit the pairs.
+  Solver(const OtProblem<T>& problem, const SinkhornOptions& options, bool debias,
+         Passes<T>& passes);
   /// Starts from these standard potentials (n), (m) instead of zero.
   void warm_start(std::span<const T> f, std::span<const T> g);
   void run();
@@ -56,6 +38,8 @@ class Solver {
   DivergenceSolution<T> divergence();
 
  private:
+  Solver(const OtProblem<T>& problem, const SinkhornOptions& options, bool debias,
+         const RowBackend<T>* backend, Passes<T>* passes);
   void run_geomloss();
   /// The row pass of <P, C> for the distance-power form (LseOut values: one per row).
   void power_cost_pass(LseOut<T>& out) const;
@@ -100,14 +84,14 @@ class Solver {
   std::vector<LevelReport> levels_;
 };
 
-/// sinkhorn() and sinkhorn_divergence() with the passes of `maker` (the dense backend; a
-/// multiscale choice of Backend::Auto falls back to dense, an explicit one is refused).
+/// sinkhorn() and sinkhorn_divergence() on the backends of `registry` (validation, the
+/// working precision, the choice of backend).
 template <class T>
 Solution<T> sinkhorn_with(const OtProblem<T>& problem, const SinkhornOptions& options,
-                          const PassesMaker& maker);
+                          const Registry& registry);
 template <class T>
 DivergenceSolution<T> sinkhorn_divergence_with(const OtProblem<T>& problem,
                                                const SinkhornOptions& options,
-                                               const PassesMaker& maker);
+                                               const Registry& registry);
 
 }  // namespace birkhoff::transport::detail

@@ -5,6 +5,7 @@
 
 #include "birkhoff/core/system.hpp"
 #include "birkhoff/transport/solution.hpp"
+#include "transport/backend.hpp"
 #include "transport/marginals.hpp"
 #include "transport/passes.hpp"
 #include "transport/streams.hpp"
@@ -22,16 +23,50 @@ struct SolutionState {
   int num_threads = 0;
   double multiplier = 0;  // partial OT: the mass multiplier lambda (f holds f + lambda)
   // The passes every product of the solution reads the plan through (its sides point into this
-  // state: attach once the weights and the geometry are in place).
+  // state: attach once the weights and the geometry are in place). They are the dense
+  // backend's whatever backend solved: every rank of a distributed run holds all points, and
+  // block-sparse products would need the solve's blocks.
   std::shared_ptr<Passes<T>> plan;
   void attach_plan() {
-    plan = std::make_shared<DensePasses<T>>(x(), y(), kappa(), resolve_threads(num_threads));
+    plan = dense_backend<T>().passes(x(), y(), kappa(), resolve_threads(num_threads));
   }
 
   Side<T> x() const { return x_side(geometry, a); }
   Side<T> y() const { return y_side(geometry, b); }
   double kappa() const { return geometry.cost()->kappa(); }
 };
+
+/// What a solve found, in standard form: the potentials (the *_grad ones may be empty), the
+/// report and partial OT's multiplier.
+template <class T>
+struct Found {
+  std::vector<T> f, g, f_grad, g_grad;
+  SinkhornReport report;
+  double multiplier = 0;
+};
+
+/// The one builder of a solution: the problem's side (geometry, marginals, weights), what was
+/// found, the shifted potentials derived once and the plan attached.
+template <class T>
+Solution<T> make_solution(const PointCloud<T>& geometry, const Marginals& marginals, Weights<T> a,
+                          Weights<T> b, int num_threads, Found<T> found) {
+  auto s = std::make_shared<SolutionState<T>>();
+  s->geometry = geometry;
+  s->marginals = marginals;
+  s->num_threads = num_threads;
+  s->a = std::move(a);
+  s->b = std::move(b);
+  s->f = std::move(found.f);
+  s->g = std::move(found.g);
+  s->f_grad = std::move(found.f_grad);
+  s->g_grad = std::move(found.g_grad);
+  s->f_hat = shifted<T>(s->f, geometry.x_sqnorm().data());
+  s->g_hat = shifted<T>(s->g, geometry.y_sqnorm().data());
+  s->report = std::move(found.report);
+  s->multiplier = found.multiplier;
+  s->attach_plan();
+  return Solution<T>(std::move(s));
+}
 
 template <class T>
 struct DivergenceState {

@@ -60,35 +60,33 @@ struct Side {
   double power = 0;
 };
 
+/// The side of x (rows == true) or of y of a geometry, with its weights.
 template <class T>
-void set_cost_form(Side<T>& s, const PointCloud<T>& geom) {
+Side<T> side_of(const PointCloud<T>& geom, bool rows, const Weights<T>& w) {
+  Side<T> s{rows ? geom.n() : geom.m(),
+            geom.dim(),
+            rows ? geom.x().data : geom.y().data,
+            rows ? geom.x_sqnorm().data() : geom.y_sqnorm().data(),
+            w.w.data(),
+            w.logw.data(),
+            w.mass};
+  if (geom.num_labels() > 0) {
+    s.labels = rows ? geom.x_labels().data() : geom.y_labels().data();
+    s.label_cost = geom.label_cost().data();
+    s.num_labels = geom.num_labels();
+  }
   if (geom.cost()->form() == CostForm::DistancePower) s.power = geom.cost()->exponent();
+  return s;
 }
 
 template <class T>
 Side<T> x_side(const PointCloud<T>& geom, const Weights<T>& a) {
-  Side<T> s{geom.n(),   geom.dim(),    geom.x().data, geom.x_sqnorm().data(),
-            a.w.data(), a.logw.data(), a.mass};
-  if (geom.num_labels() > 0) {
-    s.labels = geom.x_labels().data();
-    s.label_cost = geom.label_cost().data();
-    s.num_labels = geom.num_labels();
-  }
-  set_cost_form(s, geom);
-  return s;
+  return side_of(geom, true, a);
 }
 
 template <class T>
 Side<T> y_side(const PointCloud<T>& geom, const Weights<T>& b) {
-  Side<T> s{geom.m(),   geom.dim(),    geom.y().data, geom.y_sqnorm().data(),
-            b.w.data(), b.logw.data(), b.mass};
-  if (geom.num_labels() > 0) {
-    s.labels = geom.y_labels().data();
-    s.label_cost = geom.label_cost().data();
-    s.num_labels = geom.num_labels();
-  }
-  set_cost_form(s, geom);
-  return s;
+  return side_of(geom, false, b);
 }
 
 /// The label cost of one pair (0 without labels); the table is symmetric, so the order of the
@@ -185,6 +183,35 @@ void lse_pass(const Side<T>& rows, const Side<T>& cols, const T* col_hat, double
   args.range_ptr = sparse.ptr;
   args.ranges = sparse.ranges;
   kernels::row_lse(args);
+}
+
+/// out_i = min_j [kappa (|r_i - c_j|^power, or -<r_i, c_j>) - col_hat_j] and its argmin
+/// (labels are not read).
+template <class T>
+void min_pass(const Side<T>& rows, const Side<T>& cols, const T* col_hat, double kappa, int threads,
+              std::vector<T>& out, std::vector<std::int64_t>& argmin) {
+  std::vector<T> bias(static_cast<std::size_t>(cols.n));
+  for (std::size_t j = 0; j < bias.size(); ++j) bias[j] = -col_hat[j];
+  out.resize(static_cast<std::size_t>(rows.n));
+  argmin.resize(out.size());
+  kernels::MinArgs<T> args;
+  args.x = rows.points;
+  args.n = rows.n;
+  args.x_stride = rows.d;
+  args.y = cols.points;
+  args.m = cols.n;
+  args.y_stride = cols.d;
+  args.d = rows.d;
+  args.bias = bias.data();
+  args.scale = static_cast<T>(-kappa);
+  if (rows.power > 0) {
+    args.scale = static_cast<T>(kappa);
+    args.power = static_cast<T>(rows.power);
+  }
+  args.row_min = out.data();
+  args.row_argmin = argmin.data();
+  args.num_threads = threads;
+  kernels::row_min(args);
 }
 
 /// The plan in shifted form is P_ij = factor_i * 2^(z_ij - M_i), with z the logits of the
