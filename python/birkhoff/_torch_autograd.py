@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 
 from . import _birkhoff
+from ._arrays import as_bool
 from ._torch_inputs import _points, _to_torch, _weights
 from .transport import blur_to_epsilon, solver_options
 
@@ -37,7 +38,7 @@ class _Settings:
         self.epsilon = blur_to_epsilon(blur, cost)
         self.reach_a = None if reach_a is None else float(reach_a)
         self.reach_b = None if reach_b is None else float(reach_b)
-        self.debias = bool(debias)
+        self.debias = as_bool(debias, "debias")
         self.options = solver_options(**options)
         if self.options.get("epsilons"):  # an explicit schedule ends at the problem's epsilon
             self.epsilon = self.options["epsilons"][-1]
@@ -181,18 +182,23 @@ class _Potentials(torch.autograd.Function):
         )
 
 
+def _plan_product(native, v, transpose):
+    return native.apply_transpose(v) if transpose else native.apply(v)
+
+
 class _Apply(torch.autograd.Function):
     """v -> P v (or P^T v); linear in v, the plan itself is treated as a constant."""
 
     @staticmethod
     def forward(ctx, v, native, transpose):
         ctx.native, ctx.transpose = native, transpose
-        return _to_torch(native.apply(v.detach().contiguous(), transpose))
+        return _to_torch(_plan_product(native, v.detach().contiguous(), transpose))
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
-        return _to_torch(ctx.native.apply(grad.contiguous(), not ctx.transpose)), None, None
+        out = _plan_product(ctx.native, grad.contiguous(), not ctx.transpose)
+        return _to_torch(out), None, None
 
 
 def _solve_one(settings, x, y, a, b, init=(None, None)):

@@ -5,8 +5,6 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from . import _birkhoff
-
 
 def _points(t, name):
     """A CPU float32/float64 tensor, contiguous (no copy when it already is), detached."""
@@ -78,10 +76,6 @@ def _weights(t, name, like, count):
     if t.dim() != 1 or t.shape[0] != count:
         raise ValueError(f"{name}: must have shape ({count},), got {tuple(t.shape)}")
     return t.detach().to(like.dtype).contiguous()
-
-
-def _native_class(dtype):
-    return _birkhoff.OtSolve32 if dtype == torch.float32 else _birkhoff.OtSolve64
 
 
 def _to_torch(array):

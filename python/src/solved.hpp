@@ -54,6 +54,11 @@ nb::class_<S>& solved_properties(nb::class_<S>& c) {
       .def_prop_ro("transport_cost", [](const S& s) { return s.xy.report().transport_cost; });
 }
 
+/// Adds the second-order methods (hvp, inverse_hvp, implicit_gradient) to the solution type
+/// (defined in transport_ops.cpp).
+template <class T>
+void second_order_methods(nb::class_<Solved<T>>& c);
+
 /// P v, or P^T u when `transpose`, for a (rows, k) operand: (n, k) or (m, k) values, computed
 /// with the GIL released.
 template <class T>

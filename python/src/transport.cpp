@@ -118,6 +118,7 @@ void bind(nb::module_& m, const char* name) {
         nb::arg("debias"), nb::arg("progress").none(), nb::arg("options"),
         nb::arg("mass").none() = nb::none(), nb::arg("comm") = -1,
         nb::arg("init_f").none() = nb::none(), nb::arg("init_g").none() = nb::none());
+  second_order_methods<T>(c);
 }
 
 }  // namespace

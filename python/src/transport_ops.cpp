@@ -1,6 +1,7 @@
-// Bindings behind birkhoff.torch: a solve that keeps its native solution for the autograd
-// functions (gradients, Hessian-vector products, inverse HVP, implicit gradient), the hard
-// c-transform, and the label-augmented cost. Thin wrappers; the GIL is released while solving.
+// Bindings behind birkhoff.torch: a solve that keeps its native solution (the one solution
+// type of transport.cpp) for the autograd functions, the solution's second-order methods
+// (Hessian-vector products, inverse HVP, implicit gradient), the hard c-transform, and the
+// label-augmented cost. Thin wrappers; the GIL is released while solving.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -18,18 +19,13 @@ namespace {
 
 using transport::Cost;
 
-/// The solved problem the autograd functions keep: its own Python type (OtSolve32/64), apart
-/// from the numpy binding's.
 template <class T>
-struct OtSolve : Solved<T> {};
-
-template <class T>
-OtSolve<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b,
-                 const CostSpec& cost_spec, std::optional<double> reach_a,
-                 std::optional<double> reach_b, double epsilon, bool debias,
-                 std::optional<In<std::int64_t>> x_labels, std::optional<In<std::int64_t>> y_labels,
-                 std::optional<In<double>> label_cost, double label_weight, const nb::dict& options,
-                 std::optional<In<double>> init_f, std::optional<In<double>> init_g) {
+Solved<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> b,
+                const CostSpec& cost_spec, std::optional<double> reach_a,
+                std::optional<double> reach_b, double epsilon, bool debias,
+                std::optional<In<std::int64_t>> x_labels, std::optional<In<std::int64_t>> y_labels,
+                std::optional<In<double>> label_cost, double label_weight, const nb::dict& options,
+                std::optional<In<double>> init_f, std::optional<In<double>> init_g) {
   const auto xv = matrix(x, "x"), yv = matrix(y, "y");
   auto problem = problem_from(a, b, epsilon, reach_a, reach_b);
   auto o = solver_options(options, nb::none());
@@ -44,10 +40,10 @@ OtSolve<T> solve(In<T> x, In<T> y, std::optional<In<T>> a, std::optional<In<T>> 
     labels = transport::LabelCost{vector_view(x_labels, "x_labels"),
                                   vector_view(y_labels, "y_labels"), table, label_weight};
   }
-  return OtSolve<T>{solve_problem(problem, o, debias, [&] {
+  return solve_problem(problem, o, debias, [&] {
     return labels ? transport::PointCloud<T>(xv, yv, cost, *labels)
                   : transport::PointCloud<T>(xv, yv, cost);
-  })};
+  });
 }
 
 template <class T>
@@ -67,35 +63,29 @@ nb::tuple gradients_tuple(transport::Gradients<T>&& g, std::size_t n, std::size_
                         to_numpy(std::move(g.a), {n}), to_numpy(std::move(g.b), {m}));
 }
 
+}  // namespace
+
 template <class T>
-void bind(nb::module_& m, const char* name) {
-  using S = OtSolve<T>;
-  nb::class_<S> c(m, name);
-  solved_properties(c)
-      .def("gradients",
-           [](const S& s) {
-             transport::Gradients<T> g =
-                 call_without_gil([&] { return s.div ? s.div->gradients() : s.xy.gradients(); });
-             return gradients_tuple(std::move(g), s.n(), s.m(), s.d());
-           })
-      .def(
-          "hvp",
-          [](const S& s, In<T> vx, std::optional<In<T>> vy, bool want_y, int max_iter, double rtol,
-             int num_threads) {
-            const auto ax = matrix(vx, "vx");
-            const MatrixView<const T> ay = vy ? matrix(*vy, "vy") : MatrixView<const T>{};
-            const auto o = hvp_options<T>(max_iter, rtol, num_threads);
-            transport::HvpResult<T> h = call_without_gil([&] {
-              return s.div ? transport::hvp(*s.div, ax, ay, want_y, o)
-                           : transport::hvp(s.xy, ax, ay, want_y, o);
-            });
-            nb::object hy = nb::none();
-            if (want_y) hy = nb::cast(to_numpy(std::move(h.y), {s.m(), s.d()}));
-            return nb::make_tuple(to_numpy(std::move(h.x), {s.n(), s.d()}), hy, h.cg_iterations,
-                                  h.converged);
-          },
-          nb::arg("vx"), nb::arg("vy").none(), nb::arg("want_y"), nb::arg("max_iter"),
-          nb::arg("rtol"), nb::arg("num_threads"))
+void second_order_methods(nb::class_<Solved<T>>& c) {
+  using S = Solved<T>;
+  c.def(
+       "hvp",
+       [](const S& s, In<T> vx, std::optional<In<T>> vy, bool want_y, int max_iter, double rtol,
+          int num_threads) {
+         const auto ax = matrix(vx, "vx");
+         const MatrixView<const T> ay = vy ? matrix(*vy, "vy") : MatrixView<const T>{};
+         const auto o = hvp_options<T>(max_iter, rtol, num_threads);
+         transport::HvpResult<T> h = call_without_gil([&] {
+           return s.div ? transport::hvp(*s.div, ax, ay, want_y, o)
+                        : transport::hvp(s.xy, ax, ay, want_y, o);
+         });
+         nb::object hy = nb::none();
+         if (want_y) hy = nb::cast(to_numpy(std::move(h.y), {s.m(), s.d()}));
+         return nb::make_tuple(to_numpy(std::move(h.x), {s.n(), s.d()}), hy, h.cg_iterations,
+                               h.converged);
+       },
+       nb::arg("vx"), nb::arg("vy").none(), nb::arg("want_y"), nb::arg("max_iter"), nb::arg("rtol"),
+       nb::arg("num_threads"))
       .def(
           "inverse_hvp",
           [](const S& s, In<T> g, int max_iter, double rtol, int inner_max_iter, double inner_rtol,
@@ -124,21 +114,13 @@ void bind(nb::module_& m, const char* name) {
             return gradients_tuple(std::move(g), s.n(), s.m(), s.d());
           },
           nb::arg("grad_f"), nb::arg("grad_g"), nb::arg("max_iter"), nb::arg("rtol"),
-          nb::arg("num_threads"))
-      .def(
-          "apply",
-          [](const S& s, In<T> v, bool transpose) {
-            const auto view = matrix(v, transpose ? "u" : "v");
-            const std::size_t rows = transpose ? s.m() : s.n();
-            std::vector<T> out = apply_plan(s, view, transpose);
-            return to_numpy(std::move(out), {rows, static_cast<std::size_t>(view.cols)});
-          },
-          nb::arg("v"), nb::arg("transpose"))
-      .def("barycentric_map", [](const S& s) {
-        std::vector<T> map = call_without_gil([&] { return s.xy.barycentric_map(); });
-        return to_numpy(std::move(map), {s.n(), s.d()});
-      });
+          nb::arg("num_threads"));
+}
 
+namespace {
+
+template <class T>
+void bind(nb::module_& m) {
   m.def("ot_solve", &solve<T>, nb::arg("x"), nb::arg("y"), nb::arg("a").none(), nb::arg("b").none(),
         nb::arg("cost"), nb::arg("reach_a").none(), nb::arg("reach_b").none(), nb::arg("epsilon"),
         nb::arg("debias"), nb::arg("x_labels").none(), nb::arg("y_labels").none(),
@@ -168,9 +150,12 @@ void bind(nb::module_& m, const char* name) {
 
 }  // namespace
 
+template void second_order_methods(nb::class_<Solved<float>>&);
+template void second_order_methods(nb::class_<Solved<double>>&);
+
 void register_transport_ops(nb::module_& m) {
-  bind<float>(m, "OtSolve32");
-  bind<double>(m, "OtSolve64");
+  bind<float>(m);
+  bind<double>(m);
 }
 
 }  // namespace birkhoff::python
