@@ -123,6 +123,18 @@ struct LseOut {
 };
 
 /// The reduction behind every update: for rows i of `rows` and columns j of `cols`,
+/// The two sides of a kernel call (LseArgs or MinArgs): points, counts, strides, dimension.
+template <class Args, class T>
+void set_tile(Args& args, const Side<T>& rows, const Side<T>& cols) {
+  args.x = rows.points;
+  args.n = rows.n;
+  args.x_stride = rows.d;
+  args.y = cols.points;
+  args.m = cols.n;
+  args.y_stride = cols.d;
+  args.d = rows.d;
+}
+
 /// z_ij = (kappa / eps) log2(e) <r_i, c_j> + log2(e) (col_hat_j / eps + log w_j), with optional
 /// values (cols.n, dv). Shifted potentials: col_hat = g - beta. For the distance-power form
 /// (rows.power > 0) the first term is -(kappa / eps) log2(e) |r_i - c_j|^power instead.
@@ -145,13 +157,7 @@ void lse_pass(const Side<T>& rows, const Side<T>& cols, const T* col_hat, double
   out.sum.resize(static_cast<std::size_t>(rows.n));
   out.values.resize(static_cast<std::size_t>(rows.n * dv));
   kernels::LseArgs<T> args;
-  args.x = rows.points;
-  args.n = rows.n;
-  args.x_stride = rows.d;
-  args.y = cols.points;
-  args.m = cols.n;
-  args.y_stride = cols.d;
-  args.d = rows.d;
+  set_tile(args, rows, cols);
   args.bias = bias.data();
   args.scale = static_cast<T>(kappa * kLog2e / eps);
   if (rows.power > 0) {
@@ -195,13 +201,7 @@ void min_pass(const Side<T>& rows, const Side<T>& cols, const T* col_hat, double
   out.resize(static_cast<std::size_t>(rows.n));
   argmin.resize(out.size());
   kernels::MinArgs<T> args;
-  args.x = rows.points;
-  args.n = rows.n;
-  args.x_stride = rows.d;
-  args.y = cols.points;
-  args.m = cols.n;
-  args.y_stride = cols.d;
-  args.d = rows.d;
+  set_tile(args, rows, cols);
   args.bias = bias.data();
   args.scale = static_cast<T>(-kappa);
   if (rows.power > 0) {
