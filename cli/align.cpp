@@ -280,7 +280,11 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--rho", args->rho, "edge correlation in [0, 1]")->capture_default_str();
   cmd->add_option("--r", args->r, "feature correlation in [0, 1]")->capture_default_str();
   cmd->add_option("--p", args->p, "edge probability (er)")->capture_default_str();
-  cmd->add_option("--seed", args->seed, "seed")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "seed, >= 0")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& v) { return v.starts_with('-') ? std::string("must be >= 0") : ""; },
+          "INT >= 0"));
   cmd->add_flag("--raw-features", args->raw_features, "skip the column standardisation");
   cmd->add_flag("--dense", args->dense,
                 "write adjacency.npy (n, n) float64 instead of an edge list (large n)");

@@ -22,16 +22,22 @@ namespace {
 }
 }  // namespace
 
-Matrix load_matrix(const std::string& path, const std::string& what) {
+namespace {
+
+// An (n, d) array of a .npy file (a vector reads as (n, 1)); integer arrays when `integers`.
+Matrix read_matrix(const std::string& path, const std::string& what, bool integers) {
   Matrix m;
   try {
     m.array = io::read_npy(path);
   } catch (const InvalidInput& e) {
     rethrow_named(e, what);
   }
-  if (m.array.dtype != io::DType::Float32 && m.array.dtype != io::DType::Float64)
-    throw InvalidType(what + ": " + path + " holds " + io::dtype_name(m.array.dtype) +
-                      "; expected float32 or float64");
+  const bool ok = m.array.dtype == io::DType::Float32 || m.array.dtype == io::DType::Float64 ||
+                  (integers && io::is_integer(m.array.dtype));
+  if (!ok)
+    throw InvalidType(
+        what + ": " + path + " holds " + io::dtype_name(m.array.dtype) +
+        (integers ? "; expected a float or integer array" : "; expected float32 or float64"));
   if (m.array.shape.size() == 1) m.array.shape.push_back(1);
   require(m.array.shape.size() == 2, what,
           path + " must hold a 2-D (n, d) array, got " + std::to_string(m.array.shape.size()) +
@@ -41,9 +47,15 @@ Matrix load_matrix(const std::string& path, const std::string& what) {
   return m;
 }
 
+}  // namespace
+
+Matrix load_matrix(const std::string& path, const std::string& what) {
+  return read_matrix(path, what, false);
+}
+
 Matrix load_double_matrix(const std::string& path, const std::string& what,
-                          std::map<std::string, std::string>& converted) {
-  Matrix m = load_matrix(path, what);
+                          std::map<std::string, std::string>& converted, bool integers) {
+  Matrix m = read_matrix(path, what, integers);
   if (!m.is_double()) {
     m.array.convert(io::DType::Float64, what);
     converted[what] = m.array.conversion();

@@ -17,6 +17,7 @@ import numpy as np
 from . import _birkhoff
 from ._arrays import (
     _as_array,
+    as_bool,
     as_features,
     as_float,
     as_ids,
@@ -298,13 +299,13 @@ def align(
         mle_r=r,
         sinkhorn_tol=as_float(sinkhorn_tol, "sinkhorn_tol"),
         sinkhorn_anderson=as_int(sinkhorn_anderson, "sinkhorn_anderson"),
-        barzilai_borwein=bool(barzilai_borwein),
+        barzilai_borwein=as_bool(barzilai_borwein, "barzilai_borwein"),
         bb_negative_curvature=bb_negative_curvature,
         tol=as_float(tol, "tol"),
         patience=as_int(patience, "patience"),
         seed=as_int(seed, "seed", 0, 2**64 - 1),
         top_k=as_int(top_k, "top_k"),
-        return_soft=bool(return_soft),
+        return_soft=as_bool(return_soft, "return_soft"),
         num_threads=as_int(num_threads, "num_threads"),
     )
     d = _birkhoff.align_qpalign(
@@ -318,7 +319,7 @@ def align(
         a2,
         f1,
         f2,
-        bool(directed),
+        as_bool(directed, "directed"),
         as_ids(seeds, "seeds", 2, "(k, 2)"),
         as_ids(truth, "truth", 2, "(t, 2)"),
         options,

@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike
 from . import _birkhoff
 from ._arrays import (
     argument_names,
+    as_bool,
     as_float,
     as_int,
     as_length,
@@ -264,7 +265,7 @@ def fixed_support_barycenter(
             raise TypeError(f"clouds[0]: dtype {arrays[0].dtype} differs from support's {x.dtype}")
     spec = cost_spec(cost, p, half_cost)
     options = {
-        "debias": bool(debias),
+        "debias": as_bool(debias, "debias"),
         "max_iter": as_int(max_iter, "max_iter"),
         "tol": as_float(tol, "tol"),
         "num_threads": as_int(num_threads, "num_threads"),

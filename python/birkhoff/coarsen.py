@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import _birkhoff
-from ._arrays import _as_array, as_features, as_ids, progress_callback
+from ._arrays import _as_array, as_bool, as_features, as_ids, progress_callback
 from ._described import DescribedResult
 
 __all__ = ["Coarsening", "coarsen"]
@@ -298,11 +298,11 @@ def coarsen(
         ratio=float(ratio),
         n_coarse=None if n_coarse is None else int(n_coarse),
         key_precision=key_precision,
-        clamp_interference=bool(clamp_interference),
+        clamp_interference=as_bool(clamp_interference, "clamp_interference"),
         bitset_bytes=int(bitset_bytes),
         num_threads=int(num_threads),
     )
     state, fields = _birkhoff.coarsen_nope(
-        xa, ei, options, bool(edge_weights), progress_callback(progress)
+        xa, ei, options, as_bool(edge_weights, "edge_weights"), progress_callback(progress)
     )
     return _wrap(state, fields)

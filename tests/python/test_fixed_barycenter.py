@@ -158,6 +158,17 @@ def test_cli_writes_what_python_returns(tmp_path):
         grid, [cloud, grid], weights=[0.4, 0.6], blur=0.03, debias=False
     )
     assert json.loads(out.stdout)["loss"] == pytest.approx(r.loss, rel=1e-12)
+    # Integer histograms (counts) are read as float64, as Python reads them.
+    counts = np.rint(hist * 1000).astype(np.int64)
+    np.save(tmp_path / "counts.npy", counts)
+    out = subprocess.run(
+        ["birkhoff", "fixed-support-barycenter", tmp_path / "grid.npy", "--histograms",
+         tmp_path / "counts.npy", *common],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    r = birkhoff.fixed_support_barycenter(grid, cloud_weights=counts, weights=[0.4, 0.6], blur=0.03)
+    assert json.loads(out.stdout)["loss"] == pytest.approx(r.loss, rel=1e-12)
     bad = subprocess.run(
         ["birkhoff", "fixed-support-barycenter", tmp_path / "grid.npy", "--histograms",
          tmp_path / "hist.npy", "--weights", "1,2,3"],
