@@ -12,7 +12,7 @@ import birkhoff
 def _graph():
     rng = np.random.default_rng(0)
     edges = np.array([[0, 1, 2, 3, 4, 5], [1, 2, 3, 4, 5, 0]])
-    return rng.normal(size=(6, 3)), edges
+    return rng.normal(size=(6, 3)).astype(np.float32), edges
 
 
 @pytest.mark.parametrize(
