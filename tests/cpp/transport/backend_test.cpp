@@ -26,8 +26,8 @@ using detail::Side;
 template <class T>
 class CountingPasses final : public Passes<T> {
  public:
-  CountingPasses(std::unique_ptr<Passes<T>> inner, std::atomic<std::int64_t>& pairs,
-                 std::int64_t n, std::int64_t m)
+  CountingPasses(std::unique_ptr<Passes<T>> inner, std::atomic<std::int64_t>& pairs, std::int64_t n,
+                 std::int64_t m)
       : inner_(std::move(inner)), pairs_(pairs), nm_(n * m) {}
   void lse(Axis rows, Axis cols, const std::vector<T>& row_hat, const std::vector<T>& col_hat,
            double eps, detail::LseOut<T>& out, const T* values, std::int64_t dv,
@@ -61,8 +61,8 @@ class CountingBackend final : public detail::RowBackend<T> {
 detail::Registry counting_registry(const std::shared_ptr<CountingBackend<double>>& backend) {
   detail::Registry r;
   r.dense.f64 = backend;
-  r.dense.f32 = std::shared_ptr<const detail::RowBackend<float>>(
-      &detail::dense_backend<float>(), [](auto*) {});
+  r.dense.f32 = std::shared_ptr<const detail::RowBackend<float>>(&detail::dense_backend<float>(),
+                                                                 [](auto*) {});
   r.without_multiscale = "is not in this test's registry";
   return r;
 }
