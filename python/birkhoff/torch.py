@@ -127,8 +127,11 @@ class SamplesLoss(torch.nn.Module):
         verbose: must be False (GeomLoss's multiscale diagnostics have no counterpart here).
         debias: the Sinkhorn divergence OT(a,b) - OT(a,a)/2 - OT(b,b)/2.
         potentials: return the potentials instead of the value.
-        backend: "auto", "tensorized", "online" or "multiscale": all run birkhoff's streamed
-            CPU solver.
+        backend: "auto", "tensorized", "online" or "multiscale". "tensorized" and "online"
+            are birkhoff's dense streamed passes; "multiscale" its block-sparse backend, which
+            iterates to convergence instead of GeomLoss's one sweep per epsilon (a value
+            within that schedule's own error of the dense one); "auto" picks multiscale for
+            1e8 pairs or more in low dimension at small blur, as birkhoff.sinkhorn.
         num_threads: OpenMP threads, 0 = all cores.
         iterations, tol: beyond GeomLoss: run ``iterations`` sweeps at epsilon = blur**2 (no
             annealing), stopping early once the potentials move less than ``tol``. Converged
@@ -474,7 +477,7 @@ def sinkhorn(
         init: a warm start (f, g), tensors (detached here) or arrays of shapes (n,) and (m,) in
             this result's convention, e.g. the previous step's ``r.f, r.g`` in a gradient flow:
             the converge schedule skips the annealing and iterates at the final epsilon from
-            them (dense backend), as :func:`birkhoff.sinkhorn`'s ``init``.
+            them, as :func:`birkhoff.sinkhorn`'s ``init``.
 
     Returns:
         TorchSinkhornResult with a differentiable ``loss`` and potentials ``f``, ``g``.

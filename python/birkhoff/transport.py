@@ -243,7 +243,11 @@ def sinkhorn(
             (default): converge, unless ``iterations`` or ``epsilons`` are given.
         backend: "dense" (every pair), "multiscale" (blocks of nearby points, a coarse solve on
             their centroids, then block-sparse passes with a certified truncation bound; for
-            low dimensions and small blur), or "auto" (default; the report says which and why).
+            low dimensions and small blur; the result's plan products, marginals, map and
+            gradients, and the debiased divergence, read the kept blocks only; it iterates to
+            ``marginal_tol`` also when the GeomLoss schedule is asked for), or "auto" (default:
+            multiscale for 1e8 pairs or more in dimension <= 8 when few pairs are expected to
+            be kept; the report says which and why).
         max_iter: converge schedule: the budget of iterations at the final epsilon.
         acceleration: converge schedule: "over-relaxation" (default), "anderson" or "none".
         block_size: multiscale: points per block (a multiple of 16).
@@ -270,7 +274,8 @@ def sinkhorn(
         init: a warm start (f, g), potentials of shapes (n,) and (m,) in this result's
             convention (a previous result's ``f`` and ``g``, or those of a nearby problem, such
             as the previous step of a gradient flow): the converge schedule then skips the
-            annealing and iterates at the final epsilon from them; dense backend only.
+            annealing (and the multiscale backend its coarse solve) and iterates at the final
+            epsilon from them. Not with ``debias``.
 
     Returns:
         SinkhornResult.

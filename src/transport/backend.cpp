@@ -29,6 +29,10 @@ class MultiscaleBackend final : public BackendImpl<T> {
                     const std::string& reason) const override {
     return multiscale_sinkhorn(problem, options, reason);
   }
+  DivergenceSolution<T> divergence(const OtProblem<T>& problem, const SinkhornOptions& options,
+                                   const std::string& reason) const override {
+    return multiscale_divergence(problem, options, reason);
+  }
 };
 
 // Expected fraction of pairs the block-sparse passes keep at the final epsilon: a column block
@@ -51,19 +55,15 @@ double expected_kept_fraction(const OtProblem<T>& problem, std::int64_t block_si
 // Auto's rules for the multiscale backend: "" when it pays, else why dense (the first rule
 // that fails).
 template <class T>
-std::string dense_because(const OtProblem<T>& problem, const SinkhornOptions& options, bool debias,
+std::string dense_because(const OtProblem<T>& problem, const SinkhornOptions& options,
                           std::string& kept_reason) {
   const bool partial = std::holds_alternative<Partial>(problem.marginals);
   const auto& cost = problem.geometry.cost();
-  const bool geomloss =
-      options.schedule == Schedule::GeomLoss ||
-      (options.schedule == Schedule::Auto && (options.iterations > 0 || !options.epsilons.empty()));
   if (!(cost->box_bound() && cost->identity_features()))
     return "the " + cost.name() + " cost is dense";
-  if (!options.init_f.empty()) return "a warm start is dense";
-  if (geomloss) return "the GeomLoss schedule is dense";
-  if (debias) return "the debiased divergence is dense";
   if (partial) return "partial OT is dense";
+  if (options.iterations > 0 || !options.epsilons.empty())
+    return "a fixed number of iterations or list of epsilons is dense";
   const double pairs =
       static_cast<double>(problem.geometry.n()) * static_cast<double>(problem.geometry.m());
   if (pairs < 1e8) return "fewer than 1e8 pairs";
@@ -116,7 +116,7 @@ const Registry& Registry::local() {
 
 template <class T>
 Choice<T> choose(const Registry& registry, const OtProblem<T>& problem,
-                 const SinkhornOptions& options, bool debias) {
+                 const SinkhornOptions& options) {
   const Choice<T> dense{registry.dense.get<T>(), Backend::Dense, {}};
   if (options.backend == Backend::Dense) return {dense.backend, Backend::Dense, "asked for"};
   const auto* multiscale = registry.multiscale.get<T>();
@@ -129,13 +129,13 @@ Choice<T> choose(const Registry& registry, const OtProblem<T>& problem,
                 "); use backend dense");
     require(!std::holds_alternative<Partial>(problem.marginals), "backend",
             "the multiscale backend does not solve partial OT (mass) yet; use backend dense");
-    require(!debias, "backend",
-            "the multiscale backend does not compute the debiased divergence yet; use "
-            "backend dense");
+    require(options.iterations == 0 && options.epsilons.empty(), "backend",
+            "the multiscale backend iterates to marginal_tol; a fixed number of iterations or "
+            "list of epsilons runs on backend dense");
     return {multiscale, Backend::Multiscale, "asked for"};
   }
   std::string kept;
-  const std::string why = dense_because(problem, options, debias, kept);
+  const std::string why = dense_because(problem, options, kept);
   if (!why.empty()) return {dense.backend, Backend::Dense, why};
   if (multiscale == nullptr)
     return {
@@ -148,9 +148,7 @@ template class RowBackend<float>;
 template class RowBackend<double>;
 template const RowBackend<float>& dense_backend();
 template const RowBackend<double>& dense_backend();
-template Choice<float> choose(const Registry&, const OtProblem<float>&, const SinkhornOptions&,
-                              bool);
-template Choice<double> choose(const Registry&, const OtProblem<double>&, const SinkhornOptions&,
-                               bool);
+template Choice<float> choose(const Registry&, const OtProblem<float>&, const SinkhornOptions&);
+template Choice<double> choose(const Registry&, const OtProblem<double>&, const SinkhornOptions&);
 
 }  // namespace birkhoff::transport::detail

@@ -20,10 +20,14 @@ class BackendImpl {
   /// Solves `problem`; `reason` (why this backend) goes to the report.
   virtual Solution<T> solve(const OtProblem<T>& problem, const SinkhornOptions& options,
                             const std::string& reason) const = 0;
+  /// sinkhorn_divergence() on this backend.
+  virtual DivergenceSolution<T> divergence(const OtProblem<T>& problem,
+                                           const SinkhornOptions& options,
+                                           const std::string& reason) const = 0;
 };
 
 /// A backend whose passes read the sides in the caller's order (dense, distributed rows): its
-/// solve is the solver loop on passes(), and it also serves the debiased divergence.
+/// solve and its divergence are the solver loop on passes().
 template <class T>
 class RowBackend : public BackendImpl<T> {
  public:
@@ -33,7 +37,7 @@ class RowBackend : public BackendImpl<T> {
   Solution<T> solve(const OtProblem<T>& problem, const SinkhornOptions& options,
                     const std::string& reason) const override;
   DivergenceSolution<T> divergence(const OtProblem<T>& problem, const SinkhornOptions& options,
-                                   const std::string& reason) const;
+                                   const std::string& reason) const override;
 };
 
 /// Every pair, streamed in tiles (DensePasses): the passes of every solution's plan products.
@@ -75,9 +79,9 @@ struct Choice {
 /// (refused with an error naming `backend`), auto picks multiscale when the kept pairs are
 /// expected to be a small fraction (low dimension, epsilon small against the spread) and the
 /// problem is large enough for it to matter, dense otherwise; the reason says which rule
-/// decided. `debias`: the choice of the debiased divergence (always dense today).
+/// decided; the debiased divergence follows the same rules.
 template <class T>
 Choice<T> choose(const Registry& registry, const OtProblem<T>& problem,
-                 const SinkhornOptions& options, bool debias);
+                 const SinkhornOptions& options);
 
 }  // namespace birkhoff::transport::detail

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/transport/problem.hpp"
@@ -141,6 +142,32 @@ PointCloud<U> PointCloud<T>::cast() const {
   b->y_labels = a.y_labels;
   b->label_cost = a.label_cost;
   PointCloud<U> out;
+  out.data_ = std::move(b);
+  return out;
+}
+
+template <class T>
+PointCloud<T> PointCloud<T>::permuted(std::span<const std::int64_t> x_order,
+                                      std::span<const std::int64_t> y_order) const {
+  auto rows = [](const auto& v, std::span<const std::int64_t> order, std::int64_t width) {
+    std::remove_cvref_t<decltype(v)> out(v.empty() ? 0 : order.size() * width);
+    if (v.empty()) return out;
+    for (std::size_t p = 0; p < order.size(); ++p)
+      std::copy_n(v.begin() + order[p] * width, width,
+                  out.begin() + static_cast<std::int64_t>(p) * width);
+    return out;
+  };
+  const Data& a = *data_;
+  auto b = std::make_shared<Data>(a);
+  b->x = rows(a.x, x_order, a.d);
+  b->y = rows(a.y, y_order, a.d);
+  b->x_sqnorm = rows(a.x_sqnorm, x_order, 1);
+  b->y_sqnorm = rows(a.y_sqnorm, y_order, 1);
+  b->x_scale = rows(a.x_scale, x_order, 1);
+  b->y_scale = rows(a.y_scale, y_order, 1);
+  b->x_labels = rows(a.x_labels, x_order, 1);
+  b->y_labels = rows(a.y_labels, y_order, 1);
+  PointCloud out;
   out.data_ = std::move(b);
   return out;
 }

@@ -35,8 +35,27 @@ struct Plan {
   MarginalPolicy policy{Balanced{}};
   int threads = 1;
   Vec xs, ys;                                 // centred points as double, (n, d) and (m, d)
-  std::shared_ptr<detail::Passes<T>> passes;  // over x and y, the dense backend's
-  void attach() { passes = detail::dense_backend<T>().passes(x, y, kappa, threads); }
+  std::shared_ptr<detail::Passes<T>> passes;  // the solution's plan (a self plan: a view)
+};
+
+// A self problem's plan through its solution's passes: rows and columns are both `axis`.
+template <class T>
+class SelfView final : public detail::Passes<T> {
+ public:
+  SelfView(std::shared_ptr<detail::Passes<T>> base, Axis axis)
+      : base_(std::move(base)), axis_(axis) {}
+  void lse(Axis, Axis, const std::vector<T>& row_hat, const std::vector<T>& col_hat, double eps,
+           LseOut<T>& out, const T* values, std::int64_t dv, const Modulation<T>& mod) override {
+    base_->lse(axis_, axis_, row_hat, col_hat, eps, out, values, dv, mod);
+  }
+  void min(Axis, Axis, const std::vector<T>& col_hat, std::vector<T>& out,
+           std::vector<std::int64_t>& argmin) override {
+    base_->min(axis_, axis_, col_hat, out, argmin);
+  }
+
+ private:
+  std::shared_ptr<detail::Passes<T>> base_;
+  Axis axis_;
 };
 
 // A streamed product with P (or P^T): per row the plan's mass and out (rows, k) = P v, and
@@ -334,7 +353,7 @@ Plan<T> make_plan(const detail::SolutionState<T>& s, const HvpOptions& o) {
   p.threads = resolve_threads(o.num_threads > 0 ? o.num_threads : s.num_threads);
   p.xs = as_double(p.x.points, p.x.n * p.x.d);
   p.ys = as_double(p.y.points, p.y.n * p.y.d);
-  p.attach();
+  p.passes = s.plan;
   return p;
 }
 
@@ -352,7 +371,7 @@ Plan<T> self_plan(const detail::SolutionState<T>& s, Axis axis, std::span<const 
   p.policy = MarginalPolicy(s.marginals).self(axis);
   p.threads = resolve_threads(o.num_threads > 0 ? o.num_threads : s.num_threads);
   p.xs = p.ys = as_double(p.x.points, p.x.n * p.x.d);
-  p.attach();
+  p.passes = std::make_shared<SelfView<T>>(s.plan, axis);
   return p;
 }
 

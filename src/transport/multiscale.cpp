@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "birkhoff/core/error.hpp"
@@ -187,9 +189,8 @@ AffineBound BlockSparsePasses<T>::bound(Axis a, const std::vector<T>& hat) const
 }
 
 template <class T>
-void BlockSparsePasses<T>::build(Lists& l, Axis rows, const std::vector<T>& row_hat,
+void BlockSparsePasses<T>::build(Lists& l, Axis rows, Axis cols, const std::vector<T>& row_hat,
                                  const std::vector<T>& col_hat, double eps) {
-  const Axis cols = rows == Axis::X ? Axis::Y : Axis::X;
   const Blocks& br = blocks(rows);
   const Blocks& bc = blocks(cols);
   const Boxes& xr = boxes(rows);
@@ -265,18 +266,21 @@ void BlockSparsePasses<T>::build(Lists& l, Axis rows, const std::vector<T>& row_
   l.col_hat = col_hat;
   l.built = true;
   ++builds_;
-  kept_fraction_ =
-      static_cast<double>(pairs) / (static_cast<double>(br.n) * static_cast<double>(bc.n));
+  l.kept = static_cast<double>(pairs) / (static_cast<double>(br.n) * static_cast<double>(bc.n));
+  latest_kept_ = l.kept;
+}
+
+template <class T>
+double BlockSparsePasses<T>::kept_fraction() const {
+  const Lists& l = lists(Axis::X, Axis::Y);
+  return l.built ? l.kept : latest_kept_;
 }
 
 template <class T>
 void BlockSparsePasses<T>::lse(Axis rows, Axis cols, const std::vector<T>& row_hat,
                                const std::vector<T>& col_hat, double eps, LseOut<T>& out,
                                const T* values, std::int64_t dv, const Modulation<T>& mod) {
-  require(rows != cols, "backend",
-          "the multiscale backend has no self-transport passes (debiased divergence); use "
-          "backend dense");
-  Lists& l = rows == Axis::X ? xy_ : yx_;
+  Lists& l = lists(rows, cols);
   // The lists hold while neither potential moved by more than kDrift epsilons since the build
   // (they were built with twice that as margin).
   auto drift = [](const std::vector<T>& now, const std::vector<T>& then) {
@@ -287,16 +291,15 @@ void BlockSparsePasses<T>::lse(Axis rows, Axis cols, const std::vector<T>& row_h
   };
   const bool valid = l.built && l.eps == eps && drift(row_hat, l.row_hat) <= kDrift * eps &&
                      drift(col_hat, l.col_hat) <= kDrift * eps;
-  if (!valid) build(l, rows, row_hat, col_hat, eps);
+  if (!valid) build(l, rows, cols, row_hat, col_hat, eps);
   lse_pass(side(rows), side(cols), col_hat.data(), eps, 2 * cs_, threads_, out, values, dv, mod,
            BlockRanges{blocks(rows).size, l.ptr.data(), l.ranges.data()});
 }
 
 template <class T>
-double BlockSparsePasses<T>::certify(Axis rows, const std::vector<T>& cand_hat,
+double BlockSparsePasses<T>::certify(Axis rows, Axis cols, const std::vector<T>& cand_hat,
                                      const std::vector<T>& col_hat, double eps) const {
-  const Lists& l = rows == Axis::X ? xy_ : yx_;
-  const Axis cols = rows == Axis::X ? Axis::Y : Axis::X;
+  const Lists& l = lists(rows, cols);
   const Blocks& br = blocks(rows);
   const Blocks& bc = blocks(cols);
   const Boxes& xr = boxes(rows);
@@ -349,25 +352,104 @@ double BlockSparsePasses<T>::certify(Axis rows, const std::vector<T>& cand_hat,
 }
 
 template <class T>
-Solution<T> multiscale_sinkhorn(const OtProblem<T>& problem, const SinkhornOptions& options,
-                                const std::string& reason) {
+BlockOrder<T>::BlockOrder(const OtProblem<T>& problem, std::int64_t block_size, double delta,
+                          int threads)
+    : bx(make_blocks(problem.geometry.x(), problem.a, block_size)),
+      by(make_blocks(problem.geometry.y(), problem.b, block_size)),
+      geometry(problem.geometry.permuted(bx.order, by.order)),
+      a(problem.a.empty() ? std::vector<T>() : gather_rows(problem.a.data(), 1, bx.order)),
+      b(problem.b.empty() ? std::vector<T>() : gather_rows(problem.b.data(), 1, by.order)),
+      wa(make_weights(std::span<const T>(a), geometry.n())),
+      wb(make_weights(std::span<const T>(b), geometry.m())),
+      passes(std::make_unique<BlockSparsePasses<T>>(x_side(geometry, wa), y_side(geometry, wb), bx,
+                                                    by, 0.5 * geometry.cost()->kappa(), delta,
+                                                    threads)) {}
+
+template <class T>
+void BlockOrderPasses<T>::lse(Axis rows, Axis cols, const std::vector<T>& row_hat,
+                              const std::vector<T>& col_hat, double eps, LseOut<T>& out,
+                              const T* values, std::int64_t dv, const Modulation<T>& mod) {
+  const auto& ro = order(rows);
+  const auto& co = order(cols);
+  const auto rh = gather_rows(row_hat.data(), 1, ro);
+  const auto ch = gather_rows(col_hat.data(), 1, co);
+  const auto v = values ? gather_rows(values, dv, co) : std::vector<T>();
+  Modulation<T> m = mod;
+  std::vector<T> mx, my;
+  if (mod.dm > 0) {
+    mx = gather_rows(mod.mod_x, mod.dm, ro);
+    my = gather_rows(mod.mod_y, mod.dm, co);
+    m.mod_x = mx.data();
+    m.mod_y = my.data();
+  }
+  LseOut<T> sorted;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    order_->passes->lse(rows, cols, rh, ch, eps, sorted, values ? v.data() : nullptr, dv, m);
+  }
+  out.max = scatter<T>(sorted.max, ro);
+  out.sum = scatter<T>(sorted.sum, ro);
+  out.values.resize(sorted.values.size());
+  for (std::size_t p = 0; p < ro.size(); ++p)
+    std::copy_n(sorted.values.begin() + static_cast<std::int64_t>(p) * dv, dv,
+                out.values.begin() + ro[p] * dv);
+}
+
+template <class T>
+void BlockOrderPasses<T>::min(Axis rows, Axis cols, const std::vector<T>& col_hat,
+                              std::vector<T>& out, std::vector<std::int64_t>& argmin) {
+  const auto& ro = order(rows);
+  const auto& co = order(cols);
+  std::vector<T> sorted;
+  std::vector<std::int64_t> at;
+  order_->passes->min(rows, cols, gather_rows(col_hat.data(), 1, co), sorted, at);
+  out = scatter<T>(sorted, ro);
+  argmin.resize(ro.size());
+  for (std::size_t p = 0; p < ro.size(); ++p)
+    argmin[static_cast<std::size_t>(ro[p])] = co[static_cast<std::size_t>(at[p])];
+}
+
+namespace {
+
+// One multiscale run, shared by sinkhorn() and the divergence: the coarse problem on the block
+// centroids, the jump to the points by soft c-transforms, the fine solver on block-sparse
+// passes (started instead from the caller's potentials when options.init_f is given).
+template <class T>
+struct FineRun {
+  std::shared_ptr<BlockOrder<T>> order;
+  std::unique_ptr<Solver<T>> solver;
+  std::vector<LevelReport> coarse;
+};
+
+template <class T>
+FineRun<T> run_multiscale(const OtProblem<T>& problem, const SinkhornOptions& options,
+                          bool debias) {
   validate(problem, options);
   const auto& geom = problem.geometry;
-  const std::int64_t block = options.block_size;
   const int threads = resolve_threads(options.num_threads);
   const double cs = 0.5 * geom.cost()->kappa();
-  const double delta = 1e-2 * options.marginal_tol;
-  const Blocks bx = make_blocks(geom.x(), problem.a, block);
-  const Blocks by = make_blocks(geom.y(), problem.b, block);
-
-  // The problem in block order.
+  FineRun<T> run;
+  run.order = std::make_shared<BlockOrder<T>>(problem, options.block_size,
+                                              1e-2 * options.marginal_tol, threads);
+  const BlockOrder<T>& o = *run.order;
+  const Blocks& bx = o.bx;
+  const Blocks& by = o.by;
+  const OtProblem<T> fine = o.problem(problem);
   const std::int64_t d = geom.dim();
-  const auto xs = gather_rows(geom.x().data, d, bx.order);
-  const auto ys = gather_rows(geom.y().data, d, by.order);
-  const auto as = problem.a.empty() ? std::vector<T>() : gather_rows(problem.a.data(), 1, bx.order);
-  const auto bs = problem.b.empty() ? std::vector<T>() : gather_rows(problem.b.data(), 1, by.order);
-  OtProblem<T> fine{PointCloud<T>({xs.data(), geom.n(), d}, {ys.data(), geom.m(), d}, geom.cost()),
-                    as, bs, problem.epsilon, problem.marginals};
+  // The fine level converges, also where GeomLoss's schedule was asked for (SamplesLoss): one
+  // sweep per epsilon from eps_jump would leave several times that schedule's error from the
+  // diameter, a converged run leaves less than it.
+  SinkhornOptions fo = options;
+  fo.schedule = Schedule::Converge;
+  fo.tol.reset();
+  if (!options.init_f.empty()) {
+    // A warm start: the caller's potentials in block order, no annealing.
+    fo.init_f = gather_rows(options.init_f.data(), 1, bx.order);
+    fo.init_g = gather_rows(options.init_g.data(), 1, by.order);
+    run.solver = std::make_unique<Solver<T>>(fine, fo, debias, *o.passes);
+    run.solver->run();
+    return run;
+  }
 
   // Coarse problem on the block centroids, down to the scale of a block.
   // The centroids stand for their blocks down to about a quarter of a block's diagonal.
@@ -388,81 +470,155 @@ Solution<T> multiscale_sinkhorn(const OtProblem<T>& problem, const SinkhornOptio
   co.max_iter = 500;
   co.num_threads = options.num_threads;
   co.progress = options.progress;
-  Solver<T> coarse_solver(coarse, co, false, dense_backend<T>());
+  Solver<T> coarse_solver(coarse, co, debias, dense_backend<T>());
   coarse_solver.run();
-  const Solution<T> cs_sol = coarse_solver.result();
-  LevelReport coarse_level{
-      "coarse",
-      cs_sol.report().levels.empty() ? eps_jump : cs_sol.report().levels.front().epsilon_start,
-      eps_jump, cs_sol.report().iterations, 1.0};
+  std::optional<DivergenceSolution<T>> coarse_div;
+  if (debias) coarse_div = coarse_solver.divergence();
+  const Solution<T> cs_sol = debias ? coarse_div->xy() : coarse_solver.result();
+  run.coarse.push_back(
+      {"coarse",
+       cs_sol.report().levels.empty() ? eps_jump : cs_sol.report().levels.front().epsilon_start,
+       eps_jump, cs_sol.report().iterations, 1.0});
 
-  // Jump: the fine potentials are the soft c-transforms of the coarse ones at eps_jump.
-  std::vector<T> f0, g0;
-  {
-    const MarginalPolicy policy(problem.marginals);
-    auto extend = [&](const std::vector<T>& fine_pts, std::int64_t n_fine,
-                      const std::vector<T>& coarse_pts, std::int64_t n_coarse,
-                      std::span<const T> fine_w, const std::vector<T>& coarse_w,
-                      std::span<const T> coarse_h, Axis axis) {
-      const PointCloud<T> jump({fine_pts.data(), n_fine, d}, {coarse_pts.data(), n_coarse, d},
-                               geom.cost());
-      const Weights<T> wf = make_weights(fine_w, n_fine);
-      const Weights<T> wc = make_weights(std::span<const T>(coarse_w), n_coarse);
-      const Side<T> rows = x_side(jump, wf), cols = y_side(jump, wc);
-      const auto col_hat = shifted(coarse_h, cols.sqnorm);
-      LseOut<T> out;
-      std::vector<T> cand;
-      softmin(*dense_backend<T>().passes(rows, cols, 2 * cs, threads), Axis::X, Axis::Y, {},
-              col_hat, eps_jump, out, cand);
-      std::vector<T> h = cand;
-      policy.update(axis, h, cand, rows.sqnorm, eps_jump, 1.0);
-      return take_standard(h, rows.sqnorm);
-    };
-    f0 = extend(xs, geom.n(), yc, by.count, fine.a, bc, cs_sol.g(), Axis::X);
-    g0 = extend(ys, geom.m(), xc, bx.count, fine.b, ac, cs_sol.f(), Axis::Y);
-  }
-
-  // Fine level: block-sparse passes, annealing from eps_jump, then to the tolerance.
-  const Weights<T> wa = make_weights(std::span<const T>(fine.a), geom.n());
-  const Weights<T> wb = make_weights(std::span<const T>(fine.b), geom.m());
-  BlockSparsePasses<T> passes(x_side(fine.geometry, wa), y_side(fine.geometry, wb), bx, by, cs,
-                              delta, threads);
-  SinkhornOptions fo = options;
-  fo.schedule = Schedule::Converge;
-  fo.diameter = std::sqrt(eps_jump);
-  Solver<T> solver(fine, fo, false, passes);
-  solver.warm_start(f0, g0);
-  solver.run();
-  const Solution<T> sorted = solver.result();
-
-  // Certificate: one more truncated candidate per side from the final potentials.
-  const auto& st = sorted.state();
-  double bound = 0;
-  {
+  // Jump: the fine potentials are the soft c-transforms of the coarse ones at eps_jump (the
+  // self potentials of the divergence likewise, from their own coarse problems).
+  const MarginalPolicy policy(problem.marginals);
+  auto extend = [&](const MarginalPolicy& pol, MatrixView<const T> fine_pts,
+                    std::span<const T> fine_w, const std::vector<T>& coarse_pts,
+                    std::int64_t n_coarse, const std::vector<T>& coarse_w,
+                    std::span<const T> coarse_h, Axis axis) {
+    const PointCloud<T> jump({fine_pts.data, fine_pts.rows, d}, {coarse_pts.data(), n_coarse, d},
+                             geom.cost());
+    const Weights<T> wf = make_weights(fine_w, fine_pts.rows);
+    const Weights<T> wc = make_weights(std::span<const T>(coarse_w), n_coarse);
+    const Side<T> rows = x_side(jump, wf), cols = y_side(jump, wc);
+    const auto col_hat = shifted(coarse_h, cols.sqnorm);
     LseOut<T> out;
     std::vector<T> cand;
-    softmin(passes, Axis::X, Axis::Y, st.f_hat, st.g_hat, problem.epsilon, out, cand);
-    bound = passes.certify(Axis::X, cand, st.g_hat, problem.epsilon);
-    softmin(passes, Axis::Y, Axis::X, st.g_hat, st.f_hat, problem.epsilon, out, cand);
-    bound = std::max(bound, passes.certify(Axis::Y, cand, st.f_hat, problem.epsilon));
-  }
+    softmin(*dense_backend<T>().passes(rows, cols, 2 * cs, threads), Axis::X, Axis::Y, {}, col_hat,
+            eps_jump, out, cand);
+    std::vector<T> h = cand;
+    pol.update(axis, h, cand, rows.sqnorm, eps_jump, 1.0);
+    return take_standard(h, rows.sqnorm);
+  };
+  const auto xf = o.geometry.x(), yf = o.geometry.y();
+  const auto f0 = extend(policy, xf, fine.a, yc, by.count, bc, cs_sol.g(), Axis::X);
+  const auto g0 = extend(policy, yf, fine.b, xc, bx.count, ac, cs_sol.f(), Axis::Y);
 
-  // Back to the caller's order and geometry.
-  Found<T> found{scatter<T>(st.f, bx.order), scatter<T>(st.g, by.order), {}, {}, st.report, 0};
+  // Fine level: block-sparse passes, annealing from eps_jump, then to the tolerance.
+  fo.diameter = std::sqrt(eps_jump);
+  run.solver = std::make_unique<Solver<T>>(fine, fo, debias, *o.passes);
+  run.solver->warm_start(f0, g0);
+  if (debias) {
+    const auto faa =
+        extend(policy.self(Axis::X), xf, fine.a, xc, bx.count, ac, coarse_div->f_aa(), Axis::X);
+    const auto gbb =
+        extend(policy.self(Axis::Y), yf, fine.b, yc, by.count, bc, coarse_div->g_bb(), Axis::Y);
+    run.solver->warm_start_self(faa, gbb);
+  }
+  run.solver->run();
+  return run;
+}
+
+// The certificate of one truncated update at the final potentials (shifted, block order).
+template <class T>
+double certificate(BlockSparsePasses<T>& passes, Axis rows, Axis cols, const std::vector<T>& rh,
+                   const std::vector<T>& ch, double eps) {
+  LseOut<T> out;
+  std::vector<T> cand;
+  softmin(passes, rows, cols, rh, ch, eps, out, cand);
+  return passes.certify(rows, cols, cand, ch, eps);
+}
+
+// scatter(), with an empty input (no such potentials) left empty.
+template <class T>
+std::vector<T> maybe_scatter(std::span<const T> in, const std::vector<std::int64_t>& order) {
+  return in.empty() ? std::vector<T>() : scatter<T>(in, order);
+}
+
+// A block-order solution back in the caller's order and geometry, its plan read through the
+// block-sparse passes of the run; `bound` the certificate of the run's updates.
+template <class T>
+Solution<T> in_caller_order(const OtProblem<T>& problem, const SinkhornOptions& options,
+                            const FineRun<T>& run, const Solution<T>& sorted,
+                            const std::string& reason, double bound) {
+  const auto& st = sorted.state();
+  const auto& geom = problem.geometry;
+  const auto& ox = run.order->bx.order;
+  const auto& oy = run.order->by.order;
+  Found<T> found{scatter<T>(st.f, ox),
+                 scatter<T>(st.g, oy),
+                 maybe_scatter<T>(st.f_grad, ox),
+                 maybe_scatter<T>(st.g_grad, oy),
+                 st.report,
+                 0};
   SinkhornReport& r = found.report;
   r.backend = "multiscale";
   r.working_dtype = sizeof(T) == 4 ? "float32" : "float64";
   r.backend_reason = reason;
   r.truncation_bound = bound;
-  r.kept_fraction = passes.kept_fraction();
-  r.levels.insert(r.levels.begin(), coarse_level);
+  r.kept_fraction = run.order->passes->kept_fraction();
+  r.levels.insert(r.levels.begin(), run.coarse.begin(), run.coarse.end());
   r.converged = r.converged && bound <= problem.epsilon * options.marginal_tol;
-  return make_solution(geom, problem.marginals, make_weights(problem.a, geom.n()),
-                       make_weights(problem.b, geom.m()), options.num_threads, std::move(found));
+  return make_solution(
+      geom, problem.marginals, make_weights(problem.a, geom.n()), make_weights(problem.b, geom.m()),
+      options.num_threads, std::move(found),
+      std::shared_ptr<Passes<T>>(std::make_shared<BlockOrderPasses<T>>(run.order)));
+}
+
+}  // namespace
+
+template <class T>
+Solution<T> multiscale_sinkhorn(const OtProblem<T>& problem, const SinkhornOptions& options,
+                                const std::string& reason) {
+  FineRun<T> run = run_multiscale(problem, options, false);
+  const Solution<T> sorted = run.solver->result();
+  const auto& st = sorted.state();
+  auto& passes = *run.order->passes;
+  const double eps = problem.epsilon;
+  const double bound = std::max(certificate(passes, Axis::X, Axis::Y, st.f_hat, st.g_hat, eps),
+                                certificate(passes, Axis::Y, Axis::X, st.g_hat, st.f_hat, eps));
+  return in_caller_order(problem, options, run, sorted, reason, bound);
+}
+
+template <class T>
+DivergenceSolution<T> multiscale_divergence(const OtProblem<T>& problem,
+                                            const SinkhornOptions& options,
+                                            const std::string& reason) {
+  FineRun<T> run = run_multiscale(problem, options, true);
+  const DivergenceSolution<T> sorted = run.solver->divergence();
+  const auto& st = sorted.xy().state();
+  auto& passes = *run.order->passes;
+  const auto& g = run.order->geometry;
+  const double eps = problem.epsilon;
+  const auto faa = shifted(sorted.f_aa(), g.x_sqnorm().data());
+  const auto gbb = shifted(sorted.g_bb(), g.y_sqnorm().data());
+  const double bound = std::max({certificate(passes, Axis::X, Axis::Y, st.f_hat, st.g_hat, eps),
+                                 certificate(passes, Axis::Y, Axis::X, st.g_hat, st.f_hat, eps),
+                                 certificate(passes, Axis::X, Axis::X, faa, faa, eps),
+                                 certificate(passes, Axis::Y, Axis::Y, gbb, gbb, eps)});
+  auto s = std::make_shared<DivergenceState<T>>();
+  s->xy = in_caller_order(problem, options, run, sorted.xy(), reason, bound);
+  s->f_aa = scatter<T>(sorted.f_aa(), run.order->bx.order);
+  s->g_bb = scatter<T>(sorted.g_bb(), run.order->by.order);
+  s->f_aa_grad = maybe_scatter<T>(sorted.f_aa_grad(), run.order->bx.order);
+  s->g_bb_grad = maybe_scatter<T>(sorted.g_bb_grad(), run.order->by.order);
+  s->loss = sorted.loss();
+  return DivergenceSolution<T>(std::move(s));
 }
 
 template class BlockSparsePasses<float>;
 template class BlockSparsePasses<double>;
+template struct BlockOrder<float>;
+template struct BlockOrder<double>;
+template class BlockOrderPasses<float>;
+template class BlockOrderPasses<double>;
+template DivergenceSolution<float> multiscale_divergence(const OtProblem<float>&,
+                                                         const SinkhornOptions&,
+                                                         const std::string&);
+template DivergenceSolution<double> multiscale_divergence(const OtProblem<double>&,
+                                                          const SinkhornOptions&,
+                                                          const std::string&);
 template Solution<float> multiscale_sinkhorn(const OtProblem<float>&, const SinkhornOptions&,
                                              const std::string&);
 template Solution<double> multiscale_sinkhorn(const OtProblem<double>&, const SinkhornOptions&,

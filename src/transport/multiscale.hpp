@@ -3,6 +3,8 @@
 // add ([schmitzer2019] §3-4; design in docs/transport.md, "Multiscale").
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -37,7 +39,9 @@ struct AffineBound {
 /// blocks) times a safety factor; superblocks of kGroup blocks are tested first, so building
 /// the lists costs far less than one test per block pair. The lists stay valid while no
 /// potential moves by more than kDrift epsilons, and are rebuilt otherwise (or when epsilon
-/// changes). Source: the truncation of [schmitzer2019] §3 with a bound on blocks.
+/// changes). Each ordered pair of sides (x against y, y against x, and the self passes x
+/// against x, y against y of the debiased divergence) keeps lists of its own. Source: the
+/// truncation of [schmitzer2019] §3 with a bound on blocks.
 template <class T>
 class BlockSparsePasses final : public Passes<T> {
  public:
@@ -51,16 +55,17 @@ class BlockSparsePasses final : public Passes<T> {
            std::vector<std::int64_t>& argmin) override {
     min_pass(side(rows), side(cols), col_hat.data(), 2 * cs_, threads_, out, argmin);
   }
-  double kept_fraction() const override { return kept_fraction_; }
-  /// How many times the kept lists were built.
+  /// The kept fraction of the x-against-y lists (of the latest lists before they exist).
+  double kept_fraction() const override;
+  /// How many times kept lists were built.
   std::int64_t builds() const { return builds_; }
 
   /// The certified bound (cost units) on |f_exact - f_truncated| of a truncated update of the
-  /// rows of `rows` from the columns' potential col_hat, given the truncated candidate
+  /// rows of `rows` from the potential col_hat of `cols`, given the truncated candidate
   /// cand_hat of that update: eps log(1 + max_I R(I)), R(I) the bound of what the pruned
   /// blocks add relative to what the kept ones give (docs/transport.md, "Multiscale").
-  double certify(Axis rows, const std::vector<T>& cand_hat, const std::vector<T>& col_hat,
-                 double eps) const;
+  double certify(Axis rows, Axis cols, const std::vector<T>& cand_hat,
+                 const std::vector<T>& col_hat, double eps) const;
 
  private:
   struct Lists {
@@ -68,14 +73,19 @@ class BlockSparsePasses final : public Passes<T> {
     std::vector<T> row_hat, col_hat;         // the potentials the lists were built from
     std::vector<std::int64_t> ptr, ranges;   // CSR of column ranges (in columns) per row block
     std::vector<std::int64_t> block_ranges;  // the same ranges in column blocks
+    double kept = 1;                         // pairs kept / (rows cols)
     bool built = false;
   };
   const Side<T>& side(Axis a) const { return a == Axis::X ? x_ : y_; }
   const Blocks& blocks(Axis a) const { return a == Axis::X ? bx_ : by_; }
   const Boxes& boxes(Axis a) const { return a == Axis::X ? boxes_x_ : boxes_y_; }
+  Lists& lists(Axis rows, Axis cols) { return lists_[2 * (rows == Axis::Y) + (cols == Axis::Y)]; }
+  const Lists& lists(Axis rows, Axis cols) const {
+    return lists_[2 * (rows == Axis::Y) + (cols == Axis::Y)];
+  }
   AffineBound bound(Axis a, const std::vector<T>& hat) const;
-  void build(Lists& l, Axis rows, const std::vector<T>& row_hat, const std::vector<T>& col_hat,
-             double eps);
+  void build(Lists& l, Axis rows, Axis cols, const std::vector<T>& row_hat,
+             const std::vector<T>& col_hat, double eps);
 
   Side<T> x_, y_;
   const Blocks& bx_;
@@ -83,14 +93,64 @@ class BlockSparsePasses final : public Passes<T> {
   Boxes boxes_x_, boxes_y_;
   double cs_, delta_;
   int threads_;
-  Lists xy_, yx_;
-  double kept_fraction_ = 1;
+  Lists lists_[4];  // x-x, x-y, y-x, y-y
+  double latest_kept_ = 1;
   std::int64_t builds_ = 0;
+};
+
+/// A problem in block order, as the multiscale backend solves it: the blocks of each side, the
+/// permuted geometry and weights, and the block-sparse passes over them. The passes borrow the
+/// members, so an instance stays where it was made (held by shared_ptr).
+template <class T>
+struct BlockOrder {
+  Blocks bx, by;
+  PointCloud<T> geometry;  // the caller's geometry, permuted
+  std::vector<T> a, b;     // the weights in block order (empty: uniform)
+  Weights<T> wa, wb;
+  std::unique_ptr<BlockSparsePasses<T>> passes;
+
+  BlockOrder(const OtProblem<T>& problem, std::int64_t block_size, double delta, int threads);
+  BlockOrder(const BlockOrder&) = delete;
+  BlockOrder& operator=(const BlockOrder&) = delete;
+  /// The problem in block order (it borrows this instance's members).
+  OtProblem<T> problem(const OtProblem<T>& caller) const {
+    return {geometry, a, b, caller.epsilon, caller.marginals};
+  }
+};
+
+/// The plan of a multiscale solution, in the caller's order: each pass gathers its operands
+/// into block order, runs the block-sparse pass of the solve (whose lists fit the solution's
+/// potentials), and scatters the rows back. Products, marginals and gradients of the solution
+/// thus read the kept block pairs only.
+template <class T>
+class BlockOrderPasses final : public Passes<T> {
+ public:
+  explicit BlockOrderPasses(std::shared_ptr<BlockOrder<T>> order) : order_(std::move(order)) {}
+  void lse(Axis rows, Axis cols, const std::vector<T>& row_hat, const std::vector<T>& col_hat,
+           double eps, LseOut<T>& out, const T* values, std::int64_t dv,
+           const Modulation<T>& mod) override;
+  void min(Axis rows, Axis cols, const std::vector<T>& col_hat, std::vector<T>& out,
+           std::vector<std::int64_t>& argmin) override;
+  double kept_fraction() const override { return order_->passes->kept_fraction(); }
+
+ private:
+  const std::vector<std::int64_t>& order(Axis a) const {
+    return a == Axis::X ? order_->bx.order : order_->by.order;
+  }
+  std::shared_ptr<BlockOrder<T>> order_;
+  std::mutex mutex_;  // a rebuild of the lists must not race another product
 };
 
 /// sinkhorn() with the multiscale backend (`reason` goes to the report).
 template <class T>
 Solution<T> multiscale_sinkhorn(const OtProblem<T>& problem, const SinkhornOptions& options,
                                 const std::string& reason);
+
+/// sinkhorn_divergence() with the multiscale backend: the three problems solved together on
+/// block-sparse passes (the self passes too), each certified.
+template <class T>
+DivergenceSolution<T> multiscale_divergence(const OtProblem<T>& problem,
+                                            const SinkhornOptions& options,
+                                            const std::string& reason);
 
 }  // namespace birkhoff::transport::detail

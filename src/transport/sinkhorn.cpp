@@ -24,18 +24,63 @@ OtProblem<double> widened(const OtProblem<float>& problem, std::vector<double>& 
   return {problem.geometry.cast<double>(), a, b, problem.epsilon, problem.marginals};
 }
 
-// A float64 solution of a float32 problem rounded back to float32, `why` in its report.
+std::vector<double> widen(const float* v, std::size_t n) { return {v, v + n}; }
+
+std::vector<float> narrow(std::span<const double> v) { return {v.begin(), v.end()}; }
+
+// The plan of a float64 solution read with float32 operands (a float32 problem solved in
+// float64): each pass widens its inputs, runs the float64 solution's passes (block-sparse
+// when it was solved multiscale) and rounds the rows' results back. Holds the solution, whose
+// state the passes read.
+class WidenedPasses final : public Passes<float> {
+ public:
+  explicit WidenedPasses(Solution<double> solved)
+      : solved_(std::move(solved)), base_(solved_.state().plan) {}
+  void lse(Axis rows, Axis cols, const std::vector<float>& row_hat,
+           const std::vector<float>& col_hat, double eps, LseOut<float>& out, const float* values,
+           std::int64_t dv, const Modulation<float>& mod) override {
+    const std::size_t nr = row_hat.size(), nc = col_hat.size();
+    const auto v =
+        values ? widen(values, nc * static_cast<std::size_t>(dv)) : std::vector<double>();
+    std::vector<double> mx, my;
+    Modulation<double> m{nullptr, nullptr, mod.dm, mod.distance_exponent};
+    if (mod.dm > 0) {
+      mx = widen(mod.mod_x, nr * static_cast<std::size_t>(mod.dm));
+      my = widen(mod.mod_y, nc * static_cast<std::size_t>(mod.dm));
+      m.mod_x = mx.data();
+      m.mod_y = my.data();
+    }
+    LseOut<double> o;
+    base_->lse(rows, cols, widen(row_hat.data(), nr), widen(col_hat.data(), nc), eps, o,
+               values ? v.data() : nullptr, dv, m);
+    out.max = narrow(o.max);
+    out.sum = narrow(o.sum);
+    out.values = narrow(o.values);
+  }
+  void min(Axis rows, Axis cols, const std::vector<float>& col_hat, std::vector<float>& out,
+           std::vector<std::int64_t>& argmin) override {
+    std::vector<double> o;
+    base_->min(rows, cols, widen(col_hat.data(), col_hat.size()), o, argmin);
+    out = narrow(o);
+  }
+  double kept_fraction() const override { return base_->kept_fraction(); }
+
+ private:
+  Solution<double> solved_;
+  std::shared_ptr<Passes<double>> base_;
+};
+
+// A float64 solution of a float32 problem rounded back to float32, `why` in its report; its
+// plan products run in float64 on the solution's passes.
 Solution<float> narrowed(const OtProblem<float>& problem, const SinkhornOptions& options,
                          const Solution<double>& solved, const std::string& why) {
   const auto& g = problem.geometry;
-  const auto narrow = [](std::span<const double> v) {
-    return std::vector<float>(v.begin(), v.end());
-  };
   Found<float> found{narrow(solved.f()),      narrow(solved.g()), narrow(solved.f_grad()),
                      narrow(solved.g_grad()), solved.report(),    solved.state().multiplier};
   found.report.working_dtype = "float64 (" + why + ")";
   return make_solution(g, problem.marginals, make_weights(problem.a, g.n()),
-                       make_weights(problem.b, g.m()), options.num_threads, std::move(found));
+                       make_weights(problem.b, g.m()), options.num_threads, std::move(found),
+                       std::shared_ptr<Passes<float>>(std::make_shared<WidenedPasses>(solved)));
 }
 
 // A float32 problem solved in float64 (its points, weights and epsilon; the answer rounded
@@ -98,7 +143,7 @@ Solution<T> sinkhorn_with(const OtProblem<T>& problem, const SinkhornOptions& op
       return solve_in_double(problem, options, why, registry);
     }
   }
-  const Choice<T> choice = choose(registry, problem, options, false);
+  const Choice<T> choice = choose(registry, problem, options);
   Solution<T> solution = choice.backend->solve(problem, options, choice.reason);
   if constexpr (std::is_same_v<T, float>) {
     const std::string why = float32_value_floor(solution.loss(), problem.epsilon);
@@ -113,10 +158,9 @@ DivergenceSolution<T> sinkhorn_divergence_with(const OtProblem<T>& problem,
                                                const Registry& registry) {
   validate(problem, options);
   check_resolvable(problem);
-  const Choice<T> choice = choose(registry, problem, options, true);  // dense, or refused
   require(options.init_f.empty(), "init_f", "the divergence takes no warm start yet");
-  DivergenceSolution<T> solution =
-      registry.dense.get<T>()->divergence(problem, options, choice.reason);
+  const Choice<T> choice = choose(registry, problem, options);
+  DivergenceSolution<T> solution = choice.backend->divergence(problem, options, choice.reason);
   if constexpr (std::is_same_v<T, float>) {
     const std::string why = float32_value_floor(solution.loss(), problem.epsilon);
     if (!why.empty()) {
@@ -126,9 +170,6 @@ DivergenceSolution<T> sinkhorn_divergence_with(const OtProblem<T>& problem,
           sinkhorn_divergence_with(widened(problem, a, b), options, registry);
       auto s = std::make_shared<DivergenceState<float>>();
       s->xy = narrowed(problem, options, wide.xy(), why);
-      const auto narrow = [](std::span<const double> v) {
-        return std::vector<float>(v.begin(), v.end());
-      };
       s->f_aa = narrow(wide.f_aa());
       s->g_bb = narrow(wide.g_bb());
       s->f_aa_grad = narrow(wide.f_aa_grad());

@@ -106,6 +106,12 @@ void Solver<T>::warm_start(std::span<const T> f, std::span<const T> g) {
 }
 
 template <class T>
+void Solver<T>::warm_start_self(std::span<const T> f_aa, std::span<const T> g_bb) {
+  fah_ = shifted(f_aa, x_.sqnorm);
+  gbh_ = shifted(g_bb, y_.sqnorm);
+}
+
+template <class T>
 void Solver<T>::sweep(double eps, double w, bool alternating) {
   if (policy_.exact_blocks()) {
     // Exact block maximisers (partial OT's rows, columns, mass): always alternating.
@@ -183,7 +189,7 @@ void Solver<T>::run() {
     for (std::size_t i = 0; i < fh_.size(); ++i) fh_[i] = -x_.sqnorm[i];
     for (std::size_t j = 0; j < gh_.size(); ++j) gh_[j] = -y_.sqnorm[j];
   }
-  if (debias_) {
+  if (debias_ && fah_.empty()) {
     fah_ = fh_;
     gbh_ = gh_;
   }

@@ -28,6 +28,9 @@ class Solver {
          Passes<T>& passes);
   /// Starts from these standard potentials (n), (m) instead of zero.
   void warm_start(std::span<const T> f, std::span<const T> g);
+  /// Starts the divergence's self potentials from these standard ones (n), (m) instead of
+  /// the cross potentials.
+  void warm_start_self(std::span<const T> f_aa, std::span<const T> g_bb);
   void run();
   /// The report of the current potentials (the plan statistics cost two passes).
   SinkhornReport report() const;

@@ -22,10 +22,11 @@ struct SolutionState {
   SinkhornReport report;
   int num_threads = 0;
   double multiplier = 0;  // partial OT: the mass multiplier lambda (f holds f + lambda)
-  // The passes every product of the solution reads the plan through (its sides point into this
-  // state: attach once the weights and the geometry are in place). They are the dense
-  // backend's whatever backend solved: every rank of a distributed run holds all points, and
-  // block-sparse products would need the solve's blocks.
+  // The passes every product of the solution reads the plan through: those of the backend
+  // that solved when it keeps them (the multiscale backend's block-sparse passes, in the
+  // caller's order), else the dense backend's over this state's sides (attach once the weights
+  // and the geometry are in place). Every rank of a distributed run holds all points, so its
+  // products are dense and local.
   std::shared_ptr<Passes<T>> plan;
   void attach_plan() {
     plan = dense_backend<T>().passes(x(), y(), kappa(), resolve_threads(num_threads));
@@ -46,10 +47,12 @@ struct Found {
 };
 
 /// The one builder of a solution: the problem's side (geometry, marginals, weights), what was
-/// found, the shifted potentials derived once and the plan attached.
+/// found, the shifted potentials derived once and the plan attached (`plan`, in the caller's
+/// order, or the dense passes when null).
 template <class T>
 Solution<T> make_solution(const PointCloud<T>& geometry, const Marginals& marginals, Weights<T> a,
-                          Weights<T> b, int num_threads, Found<T> found) {
+                          Weights<T> b, int num_threads, Found<T> found,
+                          std::shared_ptr<Passes<T>> plan = nullptr) {
   auto s = std::make_shared<SolutionState<T>>();
   s->geometry = geometry;
   s->marginals = marginals;
@@ -64,7 +67,8 @@ Solution<T> make_solution(const PointCloud<T>& geometry, const Marginals& margin
   s->g_hat = shifted<T>(s->g, geometry.y_sqnorm().data());
   s->report = std::move(found.report);
   s->multiplier = found.multiplier;
-  s->attach_plan();
+  s->plan = std::move(plan);
+  if (!s->plan) s->attach_plan();
   return Solution<T>(std::move(s));
 }
 

@@ -140,8 +140,6 @@ void validate(const OtProblem<T>& problem, const SinkhornOptions& options) {
                           (options.schedule == Schedule::Auto &&
                            (options.iterations > 0 || !options.epsilons.empty()));
     require(!geomloss, "init_f", "a warm start applies to the converge schedule");
-    require(options.backend != Backend::Multiscale, "init_f",
-            "a warm start runs on the dense backend; use backend dense or auto");
   }
 }
 

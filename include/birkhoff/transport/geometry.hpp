@@ -74,6 +74,11 @@ class PointCloud {
   /// from the points).
   template <class U>
   PointCloud<U> cast() const;
+  /// The same prepared geometry with its points reordered: point p of the result's x is point
+  /// x_order[p] of this one (likewise y); nothing is recomputed, so costs agree to the bit.
+  /// @param x_order, y_order permutations of [0, n) and [0, m) (not checked).
+  PointCloud permuted(std::span<const std::int64_t> x_order,
+                      std::span<const std::int64_t> y_order) const;
   bool empty() const { return data_ == nullptr; }
   /// Number of classes V of the label term; 0 without labels.
   std::int64_t num_labels() const { return data_ ? data_->num_labels : 0; }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "birkhoff/core/error.hpp"
+#include "birkhoff/transport/hvp.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
 #include "transport/blocks.hpp"
 #include "transport/fixtures.hpp"
@@ -152,7 +153,7 @@ TEST(MultiscaleBound, BoundsTheErrorOfEveryTruncatedUpdate) {
                             truncated);
     detail::softmin<double>(dense, detail::Axis::X, detail::Axis::Y, fh, gh, p.epsilon, scratch,
                             exact);
-    const double bound = sparse.certify(detail::Axis::X, truncated, gh, p.epsilon);
+    const double bound = sparse.certify(detail::Axis::X, detail::Axis::Y, truncated, gh, p.epsilon);
     double worst = 0;
     for (std::size_t i = 0; i < exact.size(); ++i)
       worst = std::max(worst, std::abs(exact[i] - truncated[i]));
@@ -242,16 +243,227 @@ TEST(Converge, UnbalancedProblemsConvergeOnBothBackends) {
   EXPECT_NEAR(multi.loss(), dense.loss(), 2e-3 * std::abs(dense.loss()));
 }
 
-TEST(Converge, TheMultiscaleBackendRefusesTheDivergenceByName) {
-  testing::Instance<double> inst(100, 100, 2, 10);
+double max_abs_diff(std::span<const double> u, std::span<const double> v) {
+  double e = 0;
+  for (std::size_t i = 0; i < u.size(); ++i) e = std::max(e, std::abs(u[i] - v[i]));
+  return e;
+}
+
+double max_abs(std::span<const double> u) {
+  double e = 0;
+  for (double v : u) e = std::max(e, std::abs(v));
+  return e;
+}
+
+// A uniform cloud against a shifted one in the plane, random weights, blur 0.02 of the unit
+// square: small enough that the multiscale plan keeps a small fraction of the pairs.
+OtProblem<double> plane_problem(std::int64_t n, std::int64_t m, const std::vector<double>& x,
+                                const std::vector<double>& y, const std::vector<double>& a,
+                                const std::vector<double>& b) {
+  auto p = testing::make_problem(x, n, y, m, 2, 0.02);
+  p.a = a;
+  p.b = b;
+  return p;
+}
+
+TEST(MultiscalePlan, ProductsMarginalsMapAndGradientsMatchTheDensePlan) {
+  // The solution of a multiscale solve reads its plan through the block-sparse passes of the
+  // solve: every product agrees with the dense backend's solution within the tolerance.
+  const std::int64_t n = 1500, m = 1300, d = 2;
+  const auto x = cloud(n, d, false, 0.0, 21), y = cloud(m, d, false, 0.2, 22);
+  const auto a = random_weights(n, 23), b = random_weights(m, 24);
+  const auto p = plane_problem(n, m, x, y, a, b);
   SinkhornOptions o;
+  o.marginal_tol = 1e-7;
+  o.block_size = 16;
+  o.backend = Backend::Dense;
+  const auto dense = sinkhorn(p, o);
   o.backend = Backend::Multiscale;
-  try {
-    sinkhorn_divergence(inst.problem(), o);
-    ADD_FAILURE() << "no error";
-  } catch (const InvalidInput& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("backend:", 0), 0u) << e.what();
+  const auto multi = sinkhorn(p, o);
+  ASSERT_TRUE(dense.converged());
+  ASSERT_TRUE(multi.converged());
+  ASSERT_EQ(multi.report().backend, "multiscale");
+  // The products read the kept pairs only.
+  EXPECT_LT(multi.state().plan->kept_fraction(), 0.5);
+  EXPECT_EQ(multi.state().plan->kept_fraction(), multi.report().kept_fraction);
+  const double tol = 1e-5;
+  std::vector<double> v(static_cast<std::size_t>(m * 3)), u(static_cast<std::size_t>(n * 3));
+  for (std::size_t k = 0; k < v.size(); ++k) v[k] = std::sin(0.37 * static_cast<double>(k));
+  for (std::size_t k = 0; k < u.size(); ++k) u[k] = std::cos(0.23 * static_cast<double>(k));
+  std::vector<double> pv_d(u.size()), pv_m(u.size()), pu_d(v.size()), pu_m(v.size());
+  dense.apply({v.data(), m, 3}, {pv_d.data(), n, 3});
+  multi.apply({v.data(), m, 3}, {pv_m.data(), n, 3});
+  dense.apply_transpose({u.data(), n, 3}, {pu_d.data(), m, 3});
+  multi.apply_transpose({u.data(), n, 3}, {pu_m.data(), m, 3});
+  EXPECT_LE(max_abs_diff(pv_m, pv_d), tol * max_abs(pv_d));
+  EXPECT_LE(max_abs_diff(pu_m, pu_d), tol * max_abs(pu_d));
+  EXPECT_LE(max_abs_diff(multi.row_marginal(), a), 1e-6 * max_abs(a));
+  EXPECT_LE(max_abs_diff(multi.col_marginal(), b), 1e-6 * max_abs(b));
+  EXPECT_LE(max_abs_diff(multi.barycentric_map(), dense.barycentric_map()), 1e-4);
+  const auto gd = dense.gradients(), gm = multi.gradients();
+  EXPECT_LE(max_abs_diff(gm.x, gd.x), 1e-4 * max_abs(gd.x));
+  EXPECT_LE(max_abs_diff(gm.y, gd.y), 1e-4 * max_abs(gd.y));
+  // Weight gradients are the potentials, defined up to one constant between the two sides.
+  EXPECT_LE(max_diff_up_to_constant(gm.a, gd.a), 1e-5 * max_abs(gd.a) + 1e-9);
+  EXPECT_LE(max_diff_up_to_constant(gm.b, gd.b), 1e-5 * max_abs(gd.b) + 1e-9);
+  // The hard c-transform through the plan: argmins map back to the caller's points.
+  const auto& st = multi.state();
+  std::vector<double> mins_m, mins_d;
+  std::vector<std::int64_t> at_m, at_d;
+  st.plan->min(detail::Axis::X, detail::Axis::Y, st.g_hat, mins_m, at_m);
+  dense.state().plan->min(detail::Axis::X, detail::Axis::Y, st.g_hat, mins_d, at_d);
+  EXPECT_EQ(at_m, at_d);
+  EXPECT_LE(max_abs_diff(mins_m, mins_d), 1e-12);
+}
+
+TEST(MultiscalePlan, AFloat32ProblemSolvedInFloat64KeepsTheBlockSparsePlan) {
+  // Below float32's floor the problem is solved in float64; the rounded result's products
+  // run on the float64 solution's passes, block-sparse after a multiscale solve.
+  const std::int64_t n = 1500, m = 1300, d = 2;
+  const auto x = cloud(n, d, false, 0.0, 81), y = cloud(m, d, false, 0.2, 82);
+  const std::vector<float> xf(x.begin(), x.end()), yf(y.begin(), y.end());
+  auto p32 = testing::make_problem(xf, n, yf, m, d, 0.02);
+  auto p64 = testing::make_problem(x, n, y, m, d, 0.02);
+  SinkhornOptions o;
+  o.block_size = 16;
+  o.backend = Backend::Multiscale;
+  const auto r32 = sinkhorn(p32, o);
+  const auto r64 = sinkhorn(p64, o);
+  ASSERT_EQ(r32.report().working_dtype.rfind("float64", 0), 0u) << r32.report().working_dtype;
+  EXPECT_LT(r32.state().plan->kept_fraction(), 0.5);
+  const auto g32 = r32.gradients();
+  const auto g64 = r64.gradients();
+  const std::vector<double> gx(g32.x.begin(), g32.x.end());
+  EXPECT_LE(max_abs_diff(gx, g64.x), 1e-3 * max_abs(g64.x));
+  const auto mass = r32.row_marginal();
+  const std::vector<double> row(mass.begin(), mass.end());
+  EXPECT_LE(max_abs_diff(row, r64.row_marginal()), 1e-3 / static_cast<double>(n));
+}
+
+TEST(MultiscalePlan, HessianProductsMatchTheDensePlan) {
+  // The second-order products read the solution's plan, so on a multiscale solution their
+  // passes are block-sparse too; OT and the divergence (self plans) against the dense ones.
+  const std::int64_t n = 1000, m = 900, d = 2;
+  const auto x = cloud(n, d, false, 0.0, 71), y = cloud(m, d, false, 0.2, 72);
+  const auto a = random_weights(n, 73), b = random_weights(m, 74);
+  const auto p = plane_problem(n, m, x, y, a, b);
+  std::vector<double> vx(static_cast<std::size_t>(n * d));
+  for (std::size_t k = 0; k < vx.size(); ++k) vx[k] = std::sin(0.7 * static_cast<double>(k));
+  SinkhornOptions o;
+  o.marginal_tol = 1e-8;
+  o.block_size = 16;
+  HvpOptions h;
+  h.rtol = 1e-9;
+  h.max_iter = 3000;
+  for (const bool debias : {false, true}) {
+    std::vector<double> out[2];
+    for (const auto backend : {Backend::Dense, Backend::Multiscale}) {
+      o.backend = backend;
+      const auto r = debias ? hvp(sinkhorn_divergence(p, o), {vx.data(), n, d}, {}, false, h)
+                            : hvp(sinkhorn(p, o), {vx.data(), n, d}, {}, false, h);
+      EXPECT_TRUE(r.converged) << debias << " " << r.residual << " " << r.cg_iterations;
+      out[backend == Backend::Multiscale] = r.x;
+    }
+    EXPECT_LE(max_abs_diff(out[1], out[0]), 1e-4 * max_abs(out[0])) << debias;
   }
+}
+
+TEST(MultiscaleDivergence, MatchesTheDenseDivergenceAndItsGradients) {
+  const std::int64_t n = 1400, m = 1200, d = 2;
+  const auto x = cloud(n, d, false, 0.0, 31), y = cloud(m, d, false, 0.2, 32);
+  const auto a = random_weights(n, 33), b = random_weights(m, 34);
+  for (const bool unbalanced : {false, true}) {
+    auto p = plane_problem(n, m, x, y, a, b);
+    if (unbalanced) p.marginals = Unbalanced{0.5, 0.5};
+    SinkhornOptions o;
+    o.marginal_tol = 1e-7;
+    o.block_size = 16;
+    o.backend = Backend::Dense;
+    const auto dense = sinkhorn_divergence(p, o);
+    o.backend = Backend::Multiscale;
+    const auto multi = sinkhorn_divergence(p, o);
+    ASSERT_TRUE(dense.xy().converged()) << unbalanced;
+    ASSERT_TRUE(multi.xy().converged()) << unbalanced;
+    const auto& r = multi.xy().report();
+    EXPECT_EQ(r.backend, "multiscale");
+    EXPECT_LT(r.kept_fraction, 0.5);
+    EXPECT_GE(r.truncation_bound, 0.0);
+    EXPECT_NEAR(multi.loss(), dense.loss(), 1e-5 * std::abs(dense.loss()) + 4 * r.truncation_bound)
+        << unbalanced;
+    const double tol = 1e-5 * p.epsilon + r.truncation_bound + 1e-12;
+    EXPECT_LE(max_abs_diff(multi.f_aa(), dense.f_aa()), tol) << unbalanced;
+    EXPECT_LE(max_abs_diff(multi.g_bb(), dense.g_bb()), tol) << unbalanced;
+    const auto gd = dense.gradients(), gm = multi.gradients();
+    EXPECT_LE(max_abs_diff(gm.x, gd.x), 1e-4 * max_abs(gd.x)) << unbalanced;
+    EXPECT_LE(max_abs_diff(gm.y, gd.y), 1e-4 * max_abs(gd.y)) << unbalanced;
+    EXPECT_LE(max_diff_up_to_constant(gm.a, gd.a), 1e-5 * max_abs(gd.a) + 1e-9) << unbalanced;
+    EXPECT_LE(max_diff_up_to_constant(gm.b, gd.b), 1e-5 * max_abs(gd.b) + 1e-9) << unbalanced;
+  }
+}
+
+TEST(MultiscaleDivergence, TheGeomLossScheduleConvergesOnMultiscaleWithinItsOwnError) {
+  // SamplesLoss's settings (half cost, scaling 0.9, one sweep per epsilon) on the multiscale
+  // backend: the fine level converges, so the value lies within the dense schedule's own
+  // error (its distance to the converged divergence) of the dense run.
+  const std::int64_t n = 1400, m = 1200, d = 2;
+  const auto x = cloud(n, d, false, 0.0, 61), y = cloud(m, d, false, 0.2, 62);
+  auto p = testing::make_problem(x, n, y, m, d, 0.02, Cost::sqeuclidean(0.5));
+  SinkhornOptions o;
+  o.block_size = 16;
+  o.schedule = Schedule::GeomLoss;
+  o.scaling = 0.9;
+  o.backend = Backend::Dense;
+  const auto dense = sinkhorn_divergence(p, o);
+  o.backend = Backend::Multiscale;
+  const auto multi = sinkhorn_divergence(p, o);
+  SinkhornOptions c;
+  c.marginal_tol = 1e-7;
+  c.backend = Backend::Dense;
+  const auto exact = sinkhorn_divergence(p, c);
+  EXPECT_EQ(multi.xy().report().backend, "multiscale");
+  EXPECT_EQ(multi.xy().report().schedule, "converge");
+  EXPECT_TRUE(multi.xy().converged());
+  const double own_error = std::abs(dense.loss() - exact.loss());
+  EXPECT_GT(own_error, 0.0);
+  EXPECT_NEAR(multi.loss(), exact.loss(), 1e-4 * std::abs(exact.loss()));
+  EXPECT_NEAR(multi.loss(), dense.loss(), own_error + 1e-4 * std::abs(exact.loss()));
+  const auto gm = multi.gradients(), ge = exact.gradients();
+  EXPECT_LE(max_abs_diff(gm.x, ge.x), 1e-2 * max_abs(ge.x));
+  EXPECT_LE(max_abs_diff(gm.y, ge.y), 1e-2 * max_abs(ge.y));
+  // A fixed number of iterations is a dense request.
+  o.iterations = 20;
+  EXPECT_THROW(sinkhorn_divergence(p, o), InvalidInput);
+}
+
+TEST(MultiscaleDivergence, AutoPicksMultiscaleWhereItPays) {
+  // 1.2e4 x 1.1e4 points in the plane at blur 0.01: auto's rules pick multiscale and say why.
+  const std::int64_t n = 12000, m = 11000, d = 2;
+  const auto x = cloud(n, d, false, 0.0, 41), y = cloud(m, d, false, 0.2, 42);
+  auto p = testing::make_problem(x, n, y, m, d, 0.01);
+  const auto r = sinkhorn_divergence(p);
+  EXPECT_EQ(r.xy().report().backend, "multiscale");
+  EXPECT_EQ(r.xy().report().backend_reason.rfind("expected kept fraction", 0), 0u)
+      << r.xy().report().backend_reason;
+  EXPECT_TRUE(r.xy().converged());
+}
+
+TEST(MultiscaleWarmStart, FromConvergedPotentialsStopsAtOnceWithTheSameAnswer) {
+  const std::int64_t n = 1500, m = 1300, d = 2;
+  const auto x = cloud(n, d, false, 0.0, 51), y = cloud(m, d, false, 0.2, 52);
+  const auto a = random_weights(n, 53), b = random_weights(m, 54);
+  const auto p = plane_problem(n, m, x, y, a, b);
+  SinkhornOptions o;
+  o.block_size = 16;
+  o.backend = Backend::Multiscale;
+  const auto cold = sinkhorn(p, o);
+  ASSERT_TRUE(cold.converged());
+  o.init_f.assign(cold.f().begin(), cold.f().end());
+  o.init_g.assign(cold.g().begin(), cold.g().end());
+  const auto warm = sinkhorn(p, o);
+  EXPECT_TRUE(warm.converged());
+  EXPECT_EQ(warm.report().backend, "multiscale");
+  EXPECT_LE(warm.report().iterations, 3) << "cold: " << cold.report().iterations;
+  EXPECT_NEAR(warm.loss(), cold.loss(), 1e-6 * std::abs(cold.loss()));
 }
 
 TEST(ZeroWeights, ChangeNoValueWhereverThePointsLie) {
