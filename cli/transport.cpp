@@ -188,7 +188,7 @@ void add_transport_command(CLI::App& app) {
   cmd->add_option("--output", args->output, "write f, g (and --map, --gradient) to this .npz");
   cmd->add_option("--init", args->init,
                   "warm start from the f (n) and g (m) of an .npz (a previous --output): the "
-                  "converge schedule then iterates at the final epsilon from them (dense)");
+                  "converge schedule then iterates at the final epsilon from them");
   cmd->add_flag("--map", args->map, "with --output: also the barycentric map (n, d)");
   cmd->add_flag("--gradient", args->gradient,
                 "with --output: also grad_x (n, d) and grad_y (m, d)");

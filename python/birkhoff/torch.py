@@ -205,7 +205,7 @@ class SamplesLoss(torch.nn.Module):
                 num_threads=num_threads,
                 schedule="geomloss",
                 # GeomLoss's tensorized and online backends are both our dense passes.
-                backend="multiscale" if backend == "multiscale" else "auto",
+                backend={"tensorized": "dense", "online": "dense"}.get(backend, backend),
             ),
             hvp_max_iter=hvp_max_iter,
             hvp_rtol=hvp_rtol,
