@@ -7,9 +7,11 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "birkhoff/core/error.hpp"
+#include "transport/multiscale.hpp"
 #include "transport/passes.hpp"
 #include "transport/solver.hpp"
 #include "transport/streams.hpp"
@@ -93,6 +95,43 @@ MPI_Datatype mpi_type() {
   return std::is_same_v<T, float> ? MPI_FLOAT : MPI_DOUBLE;
 }
 
+// Every rank's rows of a pass (rank r: counts[r] rows from row displs[r]) gathered on every
+// rank: one record of (max, sum, dv values) per row, one MPI_Allgatherv.
+template <class T>
+void gather_rows(MPI_Comm comm, int rank, const LseOut<T>& part, std::int64_t dv,
+                 const std::vector<int>& counts, const std::vector<int>& displs, std::int64_t n,
+                 LseOut<T>& out) {
+  const std::int64_t width = 2 + dv;
+  const std::int64_t mine = counts[static_cast<std::size_t>(rank)];
+  std::vector<T> send(static_cast<std::size_t>(mine * width));
+  for (std::int64_t i = 0; i < mine; ++i) {
+    const auto si = static_cast<std::size_t>(i);
+    send[si * width] = part.max[si];
+    send[si * width + 1] = part.sum[si];
+    for (std::int64_t k = 0; k < dv; ++k)
+      send[si * width + 2 + k] = part.values[static_cast<std::size_t>(i * dv + k)];
+  }
+  MPI_Datatype record;
+  check(MPI_Type_contiguous(static_cast<int>(width), mpi_type<T>(), &record),
+        "MPI_Type_contiguous");
+  check(MPI_Type_commit(&record), "MPI_Type_commit");
+  std::vector<T> recv(static_cast<std::size_t>(n * width));
+  const int code = MPI_Allgatherv(send.data(), counts[static_cast<std::size_t>(rank)], record,
+                                  recv.data(), counts.data(), displs.data(), record, comm);
+  MPI_Type_free(&record);
+  check(code, "MPI_Allgatherv");
+  out.max.resize(static_cast<std::size_t>(n));
+  out.sum.resize(static_cast<std::size_t>(n));
+  out.values.resize(static_cast<std::size_t>(n * dv));
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto si = static_cast<std::size_t>(i);
+    out.max[si] = recv[si * width];
+    out.sum[si] = recv[si * width + 1];
+    for (std::int64_t k = 0; k < dv; ++k)
+      out.values[static_cast<std::size_t>(i * dv + k)] = recv[si * width + 2 + k];
+  }
+}
+
 // The passes of one rank: its slice of the rows of every pass, then one MPI_Allgatherv of
 // (max, sum, values) per row, so every rank holds what a single process would have computed.
 // A row's reduction reads only that row and all columns, in the same order whatever the rows
@@ -141,16 +180,6 @@ class DistributedPasses final : public Passes<T> {
     check(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm_), "MPI_Allreduce");
     if (failure) std::rethrow_exception(failure);
     if (any) throw std::runtime_error("a pass failed on another rank");
-    // One record of 2 + dv values per row.
-    const std::int64_t width = 2 + dv;
-    std::vector<T> send(static_cast<std::size_t>(mine.n * width));
-    for (std::int64_t i = 0; i < mine.n; ++i) {
-      const auto si = static_cast<std::size_t>(i);
-      send[si * width] = part.max[si];
-      send[si * width + 1] = part.sum[si];
-      for (std::int64_t k = 0; k < dv; ++k)
-        send[si * width + 2 + k] = part.values[static_cast<std::size_t>(i * dv + k)];
-    }
     require(all.n <= INT_MAX, "x", "more than 2^31 - 1 points per side are not distributed yet");
     std::vector<int> counts(static_cast<std::size_t>(size_)), displs(counts.size());
     for (int r = 0; r < size_; ++r) {
@@ -158,25 +187,7 @@ class DistributedPasses final : public Passes<T> {
       counts[static_cast<std::size_t>(r)] = static_cast<int>(sr.end - sr.begin);
       displs[static_cast<std::size_t>(r)] = static_cast<int>(sr.begin);
     }
-    MPI_Datatype record;
-    check(MPI_Type_contiguous(static_cast<int>(width), mpi_type<T>(), &record),
-          "MPI_Type_contiguous");
-    check(MPI_Type_commit(&record), "MPI_Type_commit");
-    std::vector<T> recv(static_cast<std::size_t>(all.n * width));
-    const int code = MPI_Allgatherv(send.data(), counts[static_cast<std::size_t>(rank_)], record,
-                                    recv.data(), counts.data(), displs.data(), record, comm_);
-    MPI_Type_free(&record);
-    check(code, "MPI_Allgatherv");
-    out.max.resize(static_cast<std::size_t>(all.n));
-    out.sum.resize(static_cast<std::size_t>(all.n));
-    out.values.resize(static_cast<std::size_t>(all.n * dv));
-    for (std::int64_t i = 0; i < all.n; ++i) {
-      const auto si = static_cast<std::size_t>(i);
-      out.max[si] = recv[si * width];
-      out.sum[si] = recv[si * width + 1];
-      for (std::int64_t k = 0; k < dv; ++k)
-        out.values[static_cast<std::size_t>(i * dv + k)] = recv[si * width + 2 + k];
-    }
+    gather_rows(comm_, rank_, part, dv, counts, displs, all.n, out);
   }
 
  private:
@@ -202,12 +213,60 @@ class DistributedBackend final : public transport::detail::RowBackend<T> {
   MPI_Comm comm_;
 };
 
+// The multiscale backend's rows over the ranks: rank r computes the r-th slice of the row
+// superblocks of every block-sparse pass, and the rows are gathered as for the dense passes.
+template <class T>
+class MpiRowShare final : public transport::detail::RowShare<T> {
+ public:
+  explicit MpiRowShare(MPI_Comm comm) : comm_(comm) {
+    check(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
+    check(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
+  }
+  std::pair<std::int64_t, std::int64_t> groups(std::int64_t count) const override {
+    const Slice s = slice(count, rank_, size_);
+    return {s.begin, s.end};
+  }
+  void share(const LseOut<T>& part, std::int64_t dv, const std::vector<std::int64_t>& group_rows,
+             LseOut<T>& out) const override {
+    const std::int64_t n = group_rows.back();
+    require(n <= INT_MAX, "x", "more than 2^31 - 1 points per side are not distributed yet");
+    const auto count = static_cast<std::int64_t>(group_rows.size()) - 1;
+    std::vector<int> counts(static_cast<std::size_t>(size_)), displs(counts.size());
+    for (int r = 0; r < size_; ++r) {
+      const Slice s = slice(count, r, size_);
+      displs[static_cast<std::size_t>(r)] =
+          static_cast<int>(group_rows[static_cast<std::size_t>(s.begin)]);
+      counts[static_cast<std::size_t>(r)] =
+          static_cast<int>(group_rows[static_cast<std::size_t>(s.end)] -
+                           group_rows[static_cast<std::size_t>(s.begin)]);
+    }
+    gather_rows(comm_, rank_, part, dv, counts, displs, n, out);
+  }
+  std::int64_t sum(std::int64_t v) const override {
+    std::int64_t total = 0;
+    check(MPI_Allreduce(&v, &total, 1, MPI_INT64_T, MPI_SUM, comm_), "MPI_Allreduce");
+    return total;
+  }
+  double max(double v) const override {
+    double most = 0;
+    check(MPI_Allreduce(&v, &most, 1, MPI_DOUBLE, MPI_MAX, comm_), "MPI_Allreduce");
+    return most;
+  }
+
+ private:
+  MPI_Comm comm_;
+  int rank_ = 0, size_ = 1;
+};
+
 // The backends of a run over the ranks of `comm`.
 transport::detail::Registry registry(MPI_Comm comm) {
   transport::detail::Registry r;
   r.dense.f32 = std::make_shared<DistributedBackend<float>>(comm);
   r.dense.f64 = std::make_shared<DistributedBackend<double>>(comm);
-  r.without_multiscale = "does not run distributed yet";
+  r.multiscale.f32 =
+      transport::detail::multiscale_backend<float>(std::make_shared<MpiRowShare<float>>(comm));
+  r.multiscale.f64 =
+      transport::detail::multiscale_backend<double>(std::make_shared<MpiRowShare<double>>(comm));
   return r;
 }
 

@@ -22,19 +22,6 @@ class DenseBackend final : public RowBackend<T> {
   }
 };
 
-template <class T>
-class MultiscaleBackend final : public BackendImpl<T> {
- public:
-  Solution<T> solve(const OtProblem<T>& problem, const SinkhornOptions& options,
-                    const std::string& reason) const override {
-    return multiscale_sinkhorn(problem, options, reason);
-  }
-  DivergenceSolution<T> divergence(const OtProblem<T>& problem, const SinkhornOptions& options,
-                                   const std::string& reason) const override {
-    return multiscale_divergence(problem, options, reason);
-  }
-};
-
 // Expected fraction of pairs the block-sparse passes keep at the final epsilon: a column block
 // is kept when its box comes within about sqrt(eps log(blocks / delta) / cs) of the row block's,
 // so the centres lie within that plus a block's side (uniform data in a cube).
@@ -107,8 +94,8 @@ const Registry& Registry::local() {
     Registry r;
     r.dense.f32 = std::shared_ptr<const RowBackend<float>>(&dense_backend<float>(), [](auto*) {});
     r.dense.f64 = std::shared_ptr<const RowBackend<double>>(&dense_backend<double>(), [](auto*) {});
-    r.multiscale.f32 = std::make_shared<MultiscaleBackend<float>>();
-    r.multiscale.f64 = std::make_shared<MultiscaleBackend<double>>();
+    r.multiscale.f32 = multiscale_backend<float>();
+    r.multiscale.f64 = multiscale_backend<double>();
     return r;
   }();
   return registry;

@@ -201,8 +201,10 @@ void BlockSparsePasses<T>::build(Lists& l, Axis rows, Axis cols, const std::vect
   // blocks is dropped whole when its own bound is below that plus log k.
   const double threshold = std::log(delta_ / static_cast<double>(nc)) - 2 * kDrift;
   std::vector<std::vector<std::int64_t>> per_row(static_cast<std::size_t>(nr));
+  const auto own = own_groups(rows);
+  const std::int64_t g_first = own.first, g_last = own.second;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
-  for (std::int64_t gi = 0; gi < xr.groups; ++gi) {
+  for (std::int64_t gi = g_first; gi < g_last; ++gi) {
     std::vector<char> near(static_cast<std::size_t>(xc.groups));
     for (std::int64_t gj = 0; gj < xc.groups; ++gj) {
       const std::int64_t size = std::min(nc, (gj + 1) * kGroup) - gj * kGroup;
@@ -266,14 +268,23 @@ void BlockSparsePasses<T>::build(Lists& l, Axis rows, Axis cols, const std::vect
   l.col_hat = col_hat;
   l.built = true;
   ++builds_;
+  l.first = g_first;
+  l.last = g_last;
+  if (share_) pairs = share_->sum(pairs);
   l.kept = static_cast<double>(pairs) / (static_cast<double>(br.n) * static_cast<double>(bc.n));
   latest_kept_ = l.kept;
 }
 
 template <class T>
+std::pair<std::int64_t, std::int64_t> BlockSparsePasses<T>::own_groups(Axis rows) const {
+  const std::int64_t groups = boxes(rows).groups;
+  return share_ ? share_->groups(groups) : std::pair<std::int64_t, std::int64_t>{0, groups};
+}
+
+template <class T>
 double BlockSparsePasses<T>::kept_fraction() const {
   const Lists& l = lists(Axis::X, Axis::Y);
-  return l.built ? l.kept : latest_kept_;
+  return l.kept >= 0 ? l.kept : latest_kept_;
 }
 
 template <class T>
@@ -289,11 +300,37 @@ void BlockSparsePasses<T>::lse(Axis rows, Axis cols, const std::vector<T>& row_h
       e = std::max(e, std::abs(static_cast<double>(now[i]) - static_cast<double>(then[i])));
     return e;
   };
-  const bool valid = l.built && l.eps == eps && drift(row_hat, l.row_hat) <= kDrift * eps &&
+  const auto own = own_groups(rows);
+  const bool valid = l.built && l.first == own.first && l.last == own.second && l.eps == eps &&
+                     drift(row_hat, l.row_hat) <= kDrift * eps &&
                      drift(col_hat, l.col_hat) <= kDrift * eps;
   if (!valid) build(l, rows, cols, row_hat, col_hat, eps);
-  lse_pass(side(rows), side(cols), col_hat.data(), eps, 2 * cs_, threads_, out, values, dv, mod,
-           BlockRanges{blocks(rows).size, l.ptr.data(), l.ranges.data()});
+  const Blocks& br = blocks(rows);
+  if (!share_) {
+    lse_pass(side(rows), side(cols), col_hat.data(), eps, 2 * cs_, threads_, out, values, dv, mod,
+             BlockRanges{br.size, l.ptr.data(), l.ranges.data()});
+    return;
+  }
+  // This process's rows: its superblocks' points, their lists and row operands.
+  const std::int64_t groups = boxes(rows).groups;
+  std::vector<std::int64_t> group_rows(static_cast<std::size_t>(groups + 1));
+  for (std::int64_t g = 0; g <= groups; ++g)
+    group_rows[static_cast<std::size_t>(g)] = std::min(br.n, g * kGroup * br.size);
+  const std::int64_t r0 = group_rows[static_cast<std::size_t>(own.first)];
+  Side<T> mine = side(rows);
+  mine.n = group_rows[static_cast<std::size_t>(own.second)] - r0;
+  mine.points += r0 * mine.d;
+  mine.sqnorm += r0;
+  mine.weights += r0;
+  mine.logw += r0;
+  if (mine.labels) mine.labels += r0;
+  Modulation<T> m = mod;
+  if (m.dm > 0) m.mod_x += r0 * m.dm;
+  LseOut<T> part;
+  if (mine.n > 0)
+    lse_pass(mine, side(cols), col_hat.data(), eps, 2 * cs_, threads_, part, values, dv, m,
+             BlockRanges{br.size, l.ptr.data() + own.first * kGroup, l.ranges.data()});
+  share_->share(part, dv, group_rows, out);
 }
 
 template <class T>
@@ -308,8 +345,10 @@ double BlockSparsePasses<T>::certify(Axis rows, Axis cols, const std::vector<T>&
   const AffineBound fr = bound(rows, cand_hat), fc = bound(cols, col_hat);
   const std::int64_t d = x_.d;
   double worst = 0;
+  const auto own = own_groups(rows);
+  const std::int64_t i_first = own.first * kGroup, i_last = std::min(br.count, own.second * kGroup);
 #pragma omp parallel for schedule(dynamic, 8) num_threads(threads_) reduction(max : worst)
-  for (std::int64_t i = 0; i < br.count; ++i) {
+  for (std::int64_t i = i_first; i < i_last; ++i) {
     const double ar = fr.alpha[static_cast<std::size_t>(i)] + fr.rho[static_cast<std::size_t>(i)];
     // Column blocks kept for I, marked; a superblock with none kept is bounded whole.
     std::vector<char> kept(static_cast<std::size_t>(bc.count), 0);
@@ -348,12 +387,13 @@ double BlockSparsePasses<T>::certify(Axis rows, Axis cols, const std::vector<T>&
     }
     worst = std::max(worst, pruned);
   }
+  if (share_) worst = share_->max(worst);
   return eps * std::log1p(worst);
 }
 
 template <class T>
 BlockOrder<T>::BlockOrder(const OtProblem<T>& problem, std::int64_t block_size, double delta,
-                          int threads)
+                          int threads, std::shared_ptr<const RowShare<T>> share)
     : bx(make_blocks(problem.geometry.x(), problem.a, block_size)),
       by(make_blocks(problem.geometry.y(), problem.b, block_size)),
       geometry(problem.geometry.permuted(bx.order, by.order)),
@@ -363,7 +403,9 @@ BlockOrder<T>::BlockOrder(const OtProblem<T>& problem, std::int64_t block_size, 
       wb(make_weights(std::span<const T>(b), geometry.m())),
       passes(std::make_unique<BlockSparsePasses<T>>(x_side(geometry, wa), y_side(geometry, wb), bx,
                                                     by, 0.5 * geometry.cost()->kappa(), delta,
-                                                    threads)) {}
+                                                    threads)) {
+  passes->set_share(std::move(share));
+}
 
 template <class T>
 void BlockOrderPasses<T>::lse(Axis rows, Axis cols, const std::vector<T>& row_hat,
@@ -422,15 +464,15 @@ struct FineRun {
 };
 
 template <class T>
-FineRun<T> run_multiscale(const OtProblem<T>& problem, const SinkhornOptions& options,
-                          bool debias) {
+FineRun<T> run_multiscale(const OtProblem<T>& problem, const SinkhornOptions& options, bool debias,
+                          std::shared_ptr<const RowShare<T>> share) {
   validate(problem, options);
   const auto& geom = problem.geometry;
   const int threads = resolve_threads(options.num_threads);
   const double cs = 0.5 * geom.cost()->kappa();
   FineRun<T> run;
-  run.order = std::make_shared<BlockOrder<T>>(problem, options.block_size,
-                                              1e-2 * options.marginal_tol, threads);
+  run.order = std::make_shared<BlockOrder<T>>(
+      problem, options.block_size, 1e-2 * options.marginal_tol, threads, std::move(share));
   const BlockOrder<T>& o = *run.order;
   const Blocks& bx = o.bx;
   const Blocks& by = o.by;
@@ -570,22 +612,27 @@ Solution<T> in_caller_order(const OtProblem<T>& problem, const SinkhornOptions& 
 
 template <class T>
 Solution<T> multiscale_sinkhorn(const OtProblem<T>& problem, const SinkhornOptions& options,
-                                const std::string& reason) {
-  FineRun<T> run = run_multiscale(problem, options, false);
+                                const std::string& reason,
+                                std::shared_ptr<const RowShare<T>> share) {
+  FineRun<T> run = run_multiscale(problem, options, false, std::move(share));
   const Solution<T> sorted = run.solver->result();
   const auto& st = sorted.state();
   auto& passes = *run.order->passes;
   const double eps = problem.epsilon;
   const double bound = std::max(certificate(passes, Axis::X, Axis::Y, st.f_hat, st.g_hat, eps),
                                 certificate(passes, Axis::Y, Axis::X, st.g_hat, st.f_hat, eps));
+  // The solution's products are local, on lists of the final potentials.
+  passes.set_share(nullptr);
+  passes.reset_lists();
   return in_caller_order(problem, options, run, sorted, reason, bound);
 }
 
 template <class T>
 DivergenceSolution<T> multiscale_divergence(const OtProblem<T>& problem,
                                             const SinkhornOptions& options,
-                                            const std::string& reason) {
-  FineRun<T> run = run_multiscale(problem, options, true);
+                                            const std::string& reason,
+                                            std::shared_ptr<const RowShare<T>> share) {
+  FineRun<T> run = run_multiscale(problem, options, true, std::move(share));
   const DivergenceSolution<T> sorted = run.solver->divergence();
   const auto& st = sorted.xy().state();
   auto& passes = *run.order->passes;
@@ -597,6 +644,9 @@ DivergenceSolution<T> multiscale_divergence(const OtProblem<T>& problem,
                                  certificate(passes, Axis::Y, Axis::X, st.g_hat, st.f_hat, eps),
                                  certificate(passes, Axis::X, Axis::X, faa, faa, eps),
                                  certificate(passes, Axis::Y, Axis::Y, gbb, gbb, eps)});
+  // The solution's products are local, on lists of the final potentials.
+  passes.set_share(nullptr);
+  passes.reset_lists();
   auto s = std::make_shared<DivergenceState<T>>();
   s->xy = in_caller_order(problem, options, run, sorted.xy(), reason, bound);
   s->f_aa = scatter<T>(sorted.f_aa(), run.order->bx.order);
@@ -607,6 +657,32 @@ DivergenceSolution<T> multiscale_divergence(const OtProblem<T>& problem,
   return DivergenceSolution<T>(std::move(s));
 }
 
+namespace {
+
+template <class T>
+class MultiscaleBackend final : public BackendImpl<T> {
+ public:
+  explicit MultiscaleBackend(std::shared_ptr<const RowShare<T>> share) : share_(std::move(share)) {}
+  Solution<T> solve(const OtProblem<T>& problem, const SinkhornOptions& options,
+                    const std::string& reason) const override {
+    return multiscale_sinkhorn(problem, options, reason, share_);
+  }
+  DivergenceSolution<T> divergence(const OtProblem<T>& problem, const SinkhornOptions& options,
+                                   const std::string& reason) const override {
+    return multiscale_divergence(problem, options, reason, share_);
+  }
+
+ private:
+  std::shared_ptr<const RowShare<T>> share_;
+};
+
+}  // namespace
+
+template <class T>
+std::shared_ptr<const BackendImpl<T>> multiscale_backend(std::shared_ptr<const RowShare<T>> share) {
+  return std::make_shared<MultiscaleBackend<T>>(std::move(share));
+}
+
 template class BlockSparsePasses<float>;
 template class BlockSparsePasses<double>;
 template struct BlockOrder<float>;
@@ -614,14 +690,21 @@ template struct BlockOrder<double>;
 template class BlockOrderPasses<float>;
 template class BlockOrderPasses<double>;
 template DivergenceSolution<float> multiscale_divergence(const OtProblem<float>&,
-                                                         const SinkhornOptions&,
-                                                         const std::string&);
+                                                         const SinkhornOptions&, const std::string&,
+                                                         std::shared_ptr<const RowShare<float>>);
 template DivergenceSolution<double> multiscale_divergence(const OtProblem<double>&,
                                                           const SinkhornOptions&,
-                                                          const std::string&);
+                                                          const std::string&,
+                                                          std::shared_ptr<const RowShare<double>>);
+template std::shared_ptr<const BackendImpl<float>> multiscale_backend(
+    std::shared_ptr<const RowShare<float>>);
+template std::shared_ptr<const BackendImpl<double>> multiscale_backend(
+    std::shared_ptr<const RowShare<double>>);
 template Solution<float> multiscale_sinkhorn(const OtProblem<float>&, const SinkhornOptions&,
-                                             const std::string&);
+                                             const std::string&,
+                                             std::shared_ptr<const RowShare<float>>);
 template Solution<double> multiscale_sinkhorn(const OtProblem<double>&, const SinkhornOptions&,
-                                              const std::string&);
+                                              const std::string&,
+                                              std::shared_ptr<const RowShare<double>>);
 
 }  // namespace birkhoff::transport::detail

@@ -6,9 +6,11 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "birkhoff/transport/sinkhorn.hpp"
+#include "transport/backend.hpp"
 #include "transport/blocks.hpp"
 #include "transport/passes.hpp"
 
@@ -29,6 +31,25 @@ struct Boxes {
 struct AffineBound {
   std::vector<double> alpha, u, rho;  // per block: (count), (count, d), (count)
   std::vector<double> group_alpha, group_u, group_rho;
+};
+
+/// How the rows of the block-sparse passes are shared out between processes (a distributed
+/// run, src/distributed): this process computes the row superblocks groups(count) of each pass
+/// and share() assembles every row's result on every process; the reductions of the list
+/// builds and the certificate go through sum() and max(). Each row's result is computed as in
+/// one process, so the bits do not depend on the number of processes.
+template <class T>
+class RowShare {
+ public:
+  virtual ~RowShare() = default;
+  /// This process's superblocks [first, last) of `count`.
+  virtual std::pair<std::int64_t, std::int64_t> groups(std::int64_t count) const = 0;
+  /// `part` holds rows [group_rows[first], group_rows[last]) of this process (max, sum and
+  /// dv values per row); `out` receives all group_rows.back() rows, in order.
+  virtual void share(const LseOut<T>& part, std::int64_t dv,
+                     const std::vector<std::int64_t>& group_rows, LseOut<T>& out) const = 0;
+  virtual std::int64_t sum(std::int64_t v) const = 0;
+  virtual double max(double v) const = 0;
 };
 
 /// Block-sparse passes over a cloud pair in block order. The potentials are nearly affine on a
@@ -59,6 +80,13 @@ class BlockSparsePasses final : public Passes<T> {
   double kept_fraction() const override;
   /// How many times kept lists were built.
   std::int64_t builds() const { return builds_; }
+  /// Shares the rows of each pass out over processes (null: this process computes them all).
+  void set_share(std::shared_ptr<const RowShare<T>> share) { share_ = std::move(share); }
+  /// Drops the kept lists (the next pass builds them from its own potentials), so that what a
+  /// solution's products keep does not depend on when the solve last built them.
+  void reset_lists() {
+    for (Lists& l : lists_) l.built = false;
+  }
 
   /// The certified bound (cost units) on |f_exact - f_truncated| of a truncated update of the
   /// rows of `rows` from the potential col_hat of `cols`, given the truncated candidate
@@ -73,7 +101,8 @@ class BlockSparsePasses final : public Passes<T> {
     std::vector<T> row_hat, col_hat;         // the potentials the lists were built from
     std::vector<std::int64_t> ptr, ranges;   // CSR of column ranges (in columns) per row block
     std::vector<std::int64_t> block_ranges;  // the same ranges in column blocks
-    double kept = 1;                         // pairs kept / (rows cols)
+    double kept = -1;                        // pairs kept / (rows cols); -1 before a build
+    std::int64_t first = 0, last = -1;       // the row superblocks the lists hold
     bool built = false;
   };
   const Side<T>& side(Axis a) const { return a == Axis::X ? x_ : y_; }
@@ -86,6 +115,8 @@ class BlockSparsePasses final : public Passes<T> {
   AffineBound bound(Axis a, const std::vector<T>& hat) const;
   void build(Lists& l, Axis rows, Axis cols, const std::vector<T>& row_hat,
              const std::vector<T>& col_hat, double eps);
+  /// This process's row superblocks of side `rows`.
+  std::pair<std::int64_t, std::int64_t> own_groups(Axis rows) const;
 
   Side<T> x_, y_;
   const Blocks& bx_;
@@ -96,6 +127,7 @@ class BlockSparsePasses final : public Passes<T> {
   Lists lists_[4];  // x-x, x-y, y-x, y-y
   double latest_kept_ = 1;
   std::int64_t builds_ = 0;
+  std::shared_ptr<const RowShare<T>> share_;
 };
 
 /// A problem in block order, as the multiscale backend solves it: the blocks of each side, the
@@ -109,7 +141,8 @@ struct BlockOrder {
   Weights<T> wa, wb;
   std::unique_ptr<BlockSparsePasses<T>> passes;
 
-  BlockOrder(const OtProblem<T>& problem, std::int64_t block_size, double delta, int threads);
+  BlockOrder(const OtProblem<T>& problem, std::int64_t block_size, double delta, int threads,
+             std::shared_ptr<const RowShare<T>> share = nullptr);
   BlockOrder(const BlockOrder&) = delete;
   BlockOrder& operator=(const BlockOrder&) = delete;
   /// The problem in block order (it borrows this instance's members).
@@ -141,16 +174,24 @@ class BlockOrderPasses final : public Passes<T> {
   std::mutex mutex_;  // a rebuild of the lists must not race another product
 };
 
-/// sinkhorn() with the multiscale backend (`reason` goes to the report).
+/// sinkhorn() with the multiscale backend (`reason` goes to the report); `share` splits the
+/// solve's passes over processes (the solution's products are then local).
 template <class T>
 Solution<T> multiscale_sinkhorn(const OtProblem<T>& problem, const SinkhornOptions& options,
-                                const std::string& reason);
+                                const std::string& reason,
+                                std::shared_ptr<const RowShare<T>> share = nullptr);
 
 /// sinkhorn_divergence() with the multiscale backend: the three problems solved together on
 /// block-sparse passes (the self passes too), each certified.
 template <class T>
 DivergenceSolution<T> multiscale_divergence(const OtProblem<T>& problem,
                                             const SinkhornOptions& options,
-                                            const std::string& reason);
+                                            const std::string& reason,
+                                            std::shared_ptr<const RowShare<T>> share = nullptr);
+
+/// The multiscale backend, its passes shared out by `share` (null: one process).
+template <class T>
+std::shared_ptr<const BackendImpl<T>> multiscale_backend(
+    std::shared_ptr<const RowShare<T>> share = nullptr);
 
 }  // namespace birkhoff::transport::detail

@@ -227,9 +227,15 @@ def test_torch_samples_loss_uses_or_refuses_every_argument(rng):
             bt.SamplesLoss("sinkhorn", **{name: value})
     x = torch.from_numpy(rng.uniform(0, 1, (50, 2)))
     y = torch.from_numpy(rng.uniform(0, 1, (40, 2)))
-    # backend="multiscale" reaches the solver: the debiased loss is refused by name there.
-    with pytest.raises(ValueError, match="backend"):
-        bt.SamplesLoss("sinkhorn", backend="multiscale")(x, y)
+    # backend="multiscale" reaches the solver: the p = 1 cost is refused by name there, and the
+    # p = 2 loss is the converged divergence.
+    with pytest.raises(ValueError, match="^backend:.*euclidean"):
+        bt.SamplesLoss("sinkhorn", p=1, backend="multiscale")(x, y)
+    exact = birkhoff.sinkhorn_divergence(
+        x.numpy(), y.numpy(), blur=0.05, half_cost=True, marginal_tol=1e-9
+    )
+    multi = bt.SamplesLoss("sinkhorn", backend="multiscale")(x, y)
+    assert float(multi) == pytest.approx(exact.loss, rel=1e-3)
     dense = bt.SamplesLoss("sinkhorn", backend="online", debias=False)(x, y)
     assert float(dense) == pytest.approx(
         float(bt.SamplesLoss("sinkhorn", backend="tensorized", debias=False)(x, y)), rel=1e-12

@@ -105,11 +105,51 @@ TEST(SameBits, LabelAugmentedCost) {
   expect_same(sinkhorn(p, {}, MPI_COMM_WORLD), transport::sinkhorn(p));
 }
 
-TEST(Distributed, RefusesTheMultiscaleBackend) {
-  Instance<double> inst(20, 20, 2, 3u);
+// Clouds in the unit square against a shifted copy, with 16-point blocks: enough superblocks
+// for every rank to hold some (and some none), and blur small enough to prune most pairs.
+template <class T>
+transport::OtProblem<T> plane(std::vector<T>& x, std::vector<T>& y, std::int64_t n,
+                              std::int64_t m) {
+  std::uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<double>(state >> 11) / 9007199254740992.0;
+  };
+  x.resize(static_cast<std::size_t>(2 * n));
+  y.resize(static_cast<std::size_t>(2 * m));
+  for (auto& v : x) v = static_cast<T>(next());
+  for (auto& v : y) v = static_cast<T>(next() + 0.2);
+  transport::OtProblem<T> p;
+  p.geometry = transport::PointCloud<T>({x.data(), n, 2}, {y.data(), m, 2});
+  p.epsilon = 0.03 * 0.03;
+  return p;
+}
+
+TYPED_TEST(SameBits, MultiscaleSolveDivergenceAndProducts) {
+  using T = TypeParam;
+  std::vector<T> x, y;
+  const auto p = plane<T>(x, y, 1700, 1500);
   transport::SinkhornOptions o;
   o.backend = transport::Backend::Multiscale;
-  EXPECT_THROW(sinkhorn(inst.problem(0.5), o, MPI_COMM_WORLD), InvalidInput);
+  o.block_size = 16;
+  const auto got = sinkhorn(p, o, MPI_COMM_WORLD);
+  const auto want = transport::sinkhorn(p, o);
+  EXPECT_EQ(got.report().backend, "multiscale");
+  EXPECT_LT(got.report().kept_fraction, 0.5);
+  EXPECT_EQ(got.report().kept_fraction, want.report().kept_fraction);
+  EXPECT_EQ(got.report().truncation_bound, want.report().truncation_bound);
+  expect_same(got, want);
+  const auto gg = got.gradients(), gw = want.gradients();
+  EXPECT_TRUE(same_bits<T>(gg.x, gw.x));
+  EXPECT_TRUE(same_bits<T>(gg.y, gw.y));
+  const auto dg = sinkhorn_divergence(p, o, MPI_COMM_WORLD);
+  const auto dw = transport::sinkhorn_divergence(p, o);
+  EXPECT_EQ(dg.loss(), dw.loss());
+  EXPECT_TRUE(same_bits(dg.f_aa(), dw.f_aa()));
+  EXPECT_TRUE(same_bits(dg.g_bb(), dw.g_bb()));
+  expect_same(dg.xy(), dw.xy());
+  // auto picks multiscale under MPI too (here: asked, so the report says so).
+  EXPECT_EQ(dg.xy().report().backend, "multiscale");
 }
 
 TEST(Agree, AnotherShapeOnTheLastRankIsAnErrorOnEveryRank) {
