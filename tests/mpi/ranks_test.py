@@ -143,6 +143,11 @@ def main():
             2,
             [*geomloss, "--debias", "--reach", "1"],
         )
+        # Block-sparse passes split by row superblocks: 16-point blocks give 3-4 superblocks,
+        # so rank 2 of 3 holds few or none.
+        multiscale = ["--blur", "0.1", "--backend", "multiscale", "--block-size", "16"]
+        check_case(tmp, "multiscale-f64", np.float64, 901, 777, 2, multiscale)
+        check_case(tmp, "multiscale-debias-f32", np.float32, 853, 901, 2, [*multiscale, "--debias"])
         check_mismatch(tmp)
         check_dead_rank(tmp)
 
