@@ -92,6 +92,7 @@ _OPTIONS = (
     "seed",
     "marginal_tol",
     "inner_max_iter",
+    "backend",
     "num_threads",
 )
 
@@ -127,6 +128,7 @@ def _solve(x, y, a, b, epsilon, features, init, options, gradients, return_plan,
         "seed": as_int(options.pop("seed"), "seed", -(2**63), 2**63 - 1),
         "marginal_tol": as_float(options.pop("marginal_tol"), "marginal_tol"),
         "inner_max_iter": as_int(options.pop("inner_max_iter"), "inner_max_iter"),
+        "backend": options.pop("backend"),
         "num_threads": as_int(options.pop("num_threads"), "num_threads"),
     }
     fields = _birkhoff.gromov_wasserstein(
@@ -160,6 +162,7 @@ def gromov_wasserstein(
     init: ArrayLike | None = None,
     marginal_tol: float = 1e-5,
     inner_max_iter: int = 20000,
+    backend: str = "auto",
     gradients: bool = False,
     return_plan: bool = False,
     num_threads: int = 0,
@@ -188,6 +191,9 @@ def gromov_wasserstein(
         init: (n, m) an initial plan (POT's ``G0``) replacing the product plan.
         marginal_tol: each inner solve's relative marginal error.
         inner_max_iter: each inner solve's iteration budget.
+        backend: the inner solves' backend, "auto" (default: multiscale for 1e8 pairs or more
+            when few are expected to be kept, as :func:`birkhoff.sinkhorn`), "dense" or
+            "multiscale". The plan products that form the linearisation read the same plan.
         gradients: also grad_x, grad_y (the final plan held fixed, POT's convention).
         return_plan: also the dense (n, m) plan.
         num_threads: OpenMP threads, 0 = OpenMP's default. Results do not depend on it.
@@ -225,6 +231,7 @@ def fused_gromov_wasserstein(
     init: ArrayLike | None = None,
     marginal_tol: float = 1e-5,
     inner_max_iter: int = 20000,
+    backend: str = "auto",
     gradients: bool = False,
     return_plan: bool = False,
     num_threads: int = 0,
@@ -252,6 +259,7 @@ def fused_gromov_wasserstein(
         init: (n, m) an initial plan (POT's ``G0``).
         marginal_tol: each inner solve's relative marginal error.
         inner_max_iter: each inner solve's iteration budget.
+        backend: the inner solves' backend, as :func:`gromov_wasserstein`.
         gradients: also grad_x, grad_y, grad_features_x, grad_features_y.
         return_plan: also the dense (n, m) plan.
         num_threads: OpenMP threads, 0 = OpenMP's default.

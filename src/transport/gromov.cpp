@@ -397,7 +397,7 @@ class Gromov {
     problem.b = py_.w;
     problem.epsilon = eps_;
     SinkhornOptions so =
-        detail::inner_options(o_.marginal_tol, o_.inner_max_iter, o_.num_threads, warm);
+        detail::inner_options(o_.marginal_tol, o_.inner_max_iter, o_.num_threads, warm, o_.backend);
     if (warm != nullptr) {
       // g moved by the change of its column terms |v_j|^2 (which the plan does not see): what
       // is left to iterate is the change of <u_i, v_j>.

@@ -167,6 +167,8 @@ struct Describe<transport::GromovOptions> {
         field("seed", &S::seed, "seed of the random initial plans"),
         field("marginal_tol", &S::marginal_tol, "each inner solve's relative marginal error"),
         field("inner_max_iter", &S::inner_max_iter, "each inner solve's iteration budget"),
+        field("backend", &S::backend, "the inner solves' backend: auto, dense or multiscale",
+              kBackendNames),
         field("num_threads", &S::num_threads, "OpenMP threads (0 = OpenMP's default)"),
     };
   }

@@ -6,6 +6,7 @@
 
 #include "birkhoff/core/progress.hpp"
 #include "birkhoff/core/view.hpp"
+#include "birkhoff/transport/sinkhorn.hpp"
 
 namespace birkhoff::transport {
 
@@ -28,6 +29,9 @@ struct GromovOptions {
   double marginal_tol = 1e-5;
   /// Iterations of each inner solve at the final epsilon at the most.
   int inner_max_iter = 20000;
+  /// The inner solves' backend: auto (multiscale for large low-dimensional problems, as
+  /// sinkhorn()), dense or multiscale.
+  Backend backend = Backend::Auto;
   /// OpenMP threads; 0 = default. Results do not depend on it.
   int num_threads = 0;
   /// Called once per outer iteration with stage "gromov"; return false to cancel.
