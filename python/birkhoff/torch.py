@@ -130,8 +130,8 @@ class SamplesLoss(torch.nn.Module):
         backend: "auto", "tensorized", "online" or "multiscale". "tensorized" and "online"
             are birkhoff's dense streamed passes; "multiscale" its block-sparse backend, which
             iterates to convergence instead of GeomLoss's one sweep per epsilon (a value
-            within that schedule's own error of the dense one); "auto" picks multiscale for
-            1e8 pairs or more in low dimension at small blur, as birkhoff.sinkhorn.
+            within that schedule's own error of the dense one); "auto" stays dense, so that the
+            values are GeomLoss's schedule's at every size.
         num_threads: OpenMP threads, 0 = all cores.
         iterations, tol: beyond GeomLoss: run ``iterations`` sweeps at epsilon = blur**2 (no
             annealing), stopping early once the potentials move less than ``tol``. Converged

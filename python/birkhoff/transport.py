@@ -504,6 +504,13 @@ def _not_converged(report, error, tol):
             f"{report['working_dtype']} arithmetic); use float64 points or a larger blur"
         )
     bound = report["truncation_bound"]
+    if error <= tol:
+        return (
+            f"Sinkhorn not converged: the marginal error {error:.3g} is within {tol:g}, but the "
+            f"multiscale truncation bound {bound:.3g} exceeds epsilon * marginal_tol = "
+            f"{report['epsilon'] * tol:.3g} (the skipped pairs may change the answer); use "
+            "backend='dense'"
+        )
     return f"{head} (multiscale truncation bound {bound:.3g})"
 
 
@@ -522,7 +529,6 @@ def sinkhorn_divergence(
     terms.
     """
     kwargs["debias"] = True
-    kwargs.setdefault("warn", False)
     return sinkhorn(x, y, a, b, **kwargs)
 
 

@@ -198,16 +198,20 @@ void BlockSparsePasses<T>::build(Lists& l, Axis rows, Axis cols, const std::vect
   const AffineBound fr = bound(rows, row_hat), fc = bound(cols, col_hat);
   const std::int64_t d = x_.d, nr = br.count, nc = bc.count;
   // Keep J when log b_J + U(I, J) / eps >= log(delta / nc) - 2 kDrift; a superblock of k
-  // blocks is dropped whole when its own bound is below that plus log k.
-  const double threshold = std::log(delta_ / static_cast<double>(nc)) - 2 * kDrift;
+  // blocks is dropped whole when its own bound is below that plus log k. Far from a solution
+  // (a warm start from other potentials) every bound of a row may lie below that: the
+  // threshold is then taken relative to the row superblock's best bound, and a row block keeps
+  // at least its best column block, so no row is left without pairs.
+  const double relative = std::log(delta_ / static_cast<double>(nc)) - 2 * kDrift;
+  const double threshold = relative;
   std::vector<std::vector<std::int64_t>> per_row(static_cast<std::size_t>(nr));
   const auto own = own_groups(rows);
   const std::int64_t g_first = own.first, g_last = own.second;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
   for (std::int64_t gi = g_first; gi < g_last; ++gi) {
     std::vector<char> near(static_cast<std::size_t>(xc.groups));
+    std::vector<double> group_value(static_cast<std::size_t>(xc.groups));
     for (std::int64_t gj = 0; gj < xc.groups; ++gj) {
-      const std::int64_t size = std::min(nc, (gj + 1) * kGroup) - gj * kGroup;
       const double u = pair_bound(
           d,
           fr.group_alpha[static_cast<std::size_t>(gi)] + fr.group_rho[static_cast<std::size_t>(gi)],
@@ -216,13 +220,20 @@ void BlockSparsePasses<T>::build(Lists& l, Axis rows, Axis cols, const std::vect
           fc.group_alpha[static_cast<std::size_t>(gj)] + fc.group_rho[static_cast<std::size_t>(gj)],
           fc.group_u.data() + gj * d, xc.group_centre.data() + gj * d,
           xc.group_half.data() + gj * d, cs_);
+      group_value[static_cast<std::size_t>(gj)] =
+          xc.group_log_mass[static_cast<std::size_t>(gj)] + u / eps;
+    }
+    const double best = *std::max_element(group_value.begin(), group_value.end());
+    const double t = std::min(threshold, best + relative);
+    for (std::int64_t gj = 0; gj < xc.groups; ++gj) {
+      const std::int64_t size = std::min(nc, (gj + 1) * kGroup) - gj * kGroup;
       near[static_cast<std::size_t>(gj)] =
-          xc.group_log_mass[static_cast<std::size_t>(gj)] + u / eps >=
-          threshold + std::log(static_cast<double>(size));
+          group_value[static_cast<std::size_t>(gj)] >= t + std::log(static_cast<double>(size));
     }
     for (std::int64_t i = gi * kGroup; i < std::min(nr, (gi + 1) * kGroup); ++i) {
       auto& out = per_row[static_cast<std::size_t>(i)];
-      std::int64_t open = -1;
+      std::int64_t open = -1, best_j = -1;
+      double best_value = -kInf;
       const double ar = fr.alpha[static_cast<std::size_t>(i)] + fr.rho[static_cast<std::size_t>(i)];
       for (std::int64_t j = 0; j < nc; ++j) {
         bool keep = false;
@@ -231,7 +242,12 @@ void BlockSparsePasses<T>::build(Lists& l, Axis rows, Axis cols, const std::vect
               d, ar, fr.u.data() + i * d, xr.centre.data() + i * d, xr.half.data() + i * d,
               fc.alpha[static_cast<std::size_t>(j)] + fc.rho[static_cast<std::size_t>(j)],
               fc.u.data() + j * d, xc.centre.data() + j * d, xc.half.data() + j * d, cs_);
-          keep = bc.log_mass[static_cast<std::size_t>(j)] + u / eps >= threshold;
+          const double value = bc.log_mass[static_cast<std::size_t>(j)] + u / eps;
+          keep = value >= t;
+          if (value > best_value || best_j < 0) {
+            best_value = value;
+            best_j = j;
+          }
         }
         if (keep && open < 0) open = j;
         if (!keep && open >= 0) {
@@ -243,6 +259,10 @@ void BlockSparsePasses<T>::build(Lists& l, Axis rows, Axis cols, const std::vect
       if (open >= 0) {
         out.push_back(open);
         out.push_back(nc);
+      }
+      if (out.empty() && best_j >= 0) {
+        out.push_back(best_j);
+        out.push_back(best_j + 1);
       }
     }
   }

@@ -223,7 +223,9 @@ void Solver<T>::run_converge() {
       if (e <= level_tol) break;
     }
   }
-  if (anneal > 0) levels_.push_back({"anneal", eps_.front(), eps_[anneal - 1], iterations_, 1.0});
+  if (anneal > 0)
+    levels_.push_back(
+        {"anneal", eps_.front(), eps_[anneal - 1], iterations_, passes_->kept_fraction()});
   // The final epsilon: iterate to the tolerance. The estimate reads the plan half an update
   // back, so a stop is confirmed by the exact check of report() (two passes); after a failed
   // check the estimate must fall by a fifth before the next. An estimate that has not improved
@@ -294,7 +296,7 @@ void Solver<T>::run_converge() {
   budget_exhausted_ = !stalled_ &&
                       marginal_errors_.size() == static_cast<std::size_t>(options_.max_iter) &&
                       !(marginal_errors_.back() <= stop_at);
-  levels_.push_back({"final", epsilon_, epsilon_, iterations_ - start, 1.0});
+  levels_.push_back({"final", epsilon_, epsilon_, iterations_ - start, passes_->kept_fraction()});
 }
 
 template <class T>

@@ -261,3 +261,15 @@ def test_translations_and_units_change_nothing(rng):
     # Clouds whose points all coincide (no length to scale by): GW is 0.
     assert birkhoff.gromov_wasserstein(np.ones((5, 2)), np.zeros((4, 3))).loss == 0
     assert birkhoff.gromov_wasserstein(np.ones((1, 2)), np.ones((1, 3))).loss == 0
+
+
+def test_the_multiscale_inner_backend_gives_the_dense_answer(rng):
+    # The inner solves and the linearisation's plan products on block-sparse passes.
+    x = rng.uniform(size=(1500, 2))
+    y = rng.uniform(size=(1400, 2)) * np.array([0.7, 1.3])
+    opts = dict(epsilon=0.01, max_iter=4, tol=0, marginal_tol=1e-7)
+    dense = birkhoff.gromov_wasserstein(x, y, backend="dense", **opts)
+    multi = birkhoff.gromov_wasserstein(x, y, backend="multiscale", **opts)
+    assert multi.loss == pytest.approx(dense.loss, rel=1e-5)
+    with pytest.raises(ValueError, match="^backend"):
+        birkhoff.gromov_wasserstein(x, y, backend="gpu")

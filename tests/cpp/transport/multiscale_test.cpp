@@ -445,6 +445,15 @@ TEST(MultiscaleDivergence, AutoPicksMultiscaleWhereItPays) {
   EXPECT_EQ(r.xy().report().backend_reason.rfind("expected kept fraction", 0), 0u)
       << r.xy().report().backend_reason;
   EXPECT_TRUE(r.xy().converged());
+  // The fine level's kept fraction is reported per stage too.
+  EXPECT_EQ(r.xy().report().levels.back().kept_fraction, r.xy().report().kept_fraction);
+  // SamplesLoss's schedule keeps its (dense) values under auto at every size.
+  SinkhornOptions o;
+  o.schedule = Schedule::GeomLoss;
+  o.scaling = 0.9;
+  const auto geomloss = sinkhorn_divergence(p, o);
+  EXPECT_EQ(geomloss.xy().report().backend, "dense");
+  EXPECT_EQ(geomloss.xy().report().backend_reason.rfind("the GeomLoss schedule is dense", 0), 0u);
 }
 
 TEST(MultiscaleWarmStart, FromConvergedPotentialsStopsAtOnceWithTheSameAnswer) {
@@ -464,6 +473,46 @@ TEST(MultiscaleWarmStart, FromConvergedPotentialsStopsAtOnceWithTheSameAnswer) {
   EXPECT_EQ(warm.report().backend, "multiscale");
   EXPECT_LE(warm.report().iterations, 3) << "cold: " << cold.report().iterations;
   EXPECT_NEAR(warm.loss(), cold.loss(), 1e-6 * std::abs(cold.loss()));
+}
+
+TEST(MultiscaleWarmStart, FarFromTheSolutionStillConverges) {
+  // Potentials shifted by thousands of epsilons, noisy ones, and those of another problem:
+  // every row block keeps pairs, and the run converges to the cold answer.
+  const std::int64_t n = 1000, m = 1000, d = 2;
+  const auto x = cloud(n, d, false, 0.0, 55), y = cloud(m, d, false, 0.0, 56);
+  auto p = testing::make_problem(x, n, y, m, d, 0.02);
+  SinkhornOptions o;
+  o.backend = Backend::Multiscale;
+  const auto cold = sinkhorn(p, o);
+  ASSERT_TRUE(cold.converged());
+  std::mt19937 rng(57);
+  std::normal_distribution<double> z(0, 0.1);
+  std::vector<std::vector<double>> starts;
+  std::vector<double> g(cold.g().begin(), cold.g().end());
+  for (double& v : g) v -= 1.0;
+  starts.push_back(g);
+  g.assign(cold.g().begin(), cold.g().end());
+  for (double& v : g) v += z(rng);
+  starts.push_back(g);
+  for (const auto& start : starts) {
+    o.init_f.assign(cold.f().begin(), cold.f().end());
+    o.init_g = start;
+    const auto warm = sinkhorn(p, o);
+    EXPECT_TRUE(warm.converged()) << warm.report().marginal_error;
+    EXPECT_NEAR(warm.loss(), cold.loss(), 1e-4 * std::abs(cold.loss()));
+  }
+  // A gradient-flow step: the potentials of x against y, for x + 0.3 against y.
+  auto shifted = x;
+  for (double& v : shifted) v += 0.3;
+  auto q = testing::make_problem(shifted, n, y, m, d, 0.02);
+  o.init_f.assign(cold.f().begin(), cold.f().end());
+  o.init_g.assign(cold.g().begin(), cold.g().end());
+  const auto warm = sinkhorn(q, o);
+  o.init_f.clear();
+  o.init_g.clear();
+  const auto fresh = sinkhorn(q, o);
+  EXPECT_TRUE(warm.converged());
+  EXPECT_NEAR(warm.loss(), fresh.loss(), 1e-4 * std::abs(fresh.loss()));
 }
 
 TEST(ZeroWeights, ChangeNoValueWhereverThePointsLie) {
