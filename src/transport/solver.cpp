@@ -423,6 +423,11 @@ SinkhornReport Solver<T>::report() const {
   const double err = std::isfinite(cost) ? check.error() : std::numeric_limits<double>::quiet_NaN();
   r.marginal_error = err;
   r.converged = std::isfinite(err) && err <= options_.marginal_tol;
+  // The divergence: the last estimate (which covers the self problems) within what its value
+  // needs.
+  if (debias_ && !geomloss_)
+    r.converged = r.converged && !marginal_errors_.empty() &&
+                  marginal_errors_.back() <= value_tolerance(cost);
   r.epsilon = epsilon_;
   r.iterations = iterations_;
   r.stopped_early = stopped_early_;
@@ -440,6 +445,24 @@ SinkhornReport Solver<T>::report() const {
                                                                            : "none";
   r.levels = levels_;
   return r;
+}
+
+template <class T>
+double Solver<T>::value_tolerance(double transport_cost) const {
+  if (!debias_) return options_.marginal_tol;
+  auto standard = [](const std::vector<T>& hat, const T* sqnorm) {
+    std::vector<T> h(hat.size());
+    for (std::size_t i = 0; i < h.size(); ++i) h[i] = hat[i] + sqnorm[i];
+    return h;
+  };
+  const auto f = standard(fh_, x_.sqnorm), g = standard(gh_, y_.sqnorm);
+  const auto fa = standard(fah_, x_.sqnorm), gb = standard(gbh_, y_.sqnorm);
+  const double s = policy_.value<T>(f, g, a_.w, b_.w, epsilon_, lambda_) -
+                   0.5 * policy_.self(Axis::X).value<T>(fa, fa, a_.w, a_.w, epsilon_) -
+                   0.5 * policy_.self(Axis::Y).value<T>(gb, gb, b_.w, b_.w, epsilon_);
+  const double mass = std::max(x_.mass, y_.mass);
+  const double scale = std::max(std::abs(s), std::abs(transport_cost));
+  return std::min(options_.marginal_tol, options_.marginal_tol * scale / (epsilon_ * mass));
 }
 
 template <class T>

@@ -54,6 +54,10 @@ class Solver {
   void progress(std::int64_t done, std::int64_t total, double eps, double error) const;
   double change_since(const std::vector<std::vector<T>>& snapshot) const;
   double label_transport_cost() const;
+  /// The marginal error the divergence's value needs: its three terms are each off by about
+  /// epsilon (marginal error) mass, and at a blur far above the data's scale the value is far
+  /// below them; marginal_tol elsewhere.
+  double value_tolerance(double transport_cost) const;
 
   PointCloud<T> geometry_;
   Marginals marginals_;
