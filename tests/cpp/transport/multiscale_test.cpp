@@ -255,6 +255,15 @@ double max_abs(std::span<const double> u) {
   return e;
 }
 
+// The same solve on the dense and on the multiscale backend: {dense, multiscale}.
+template <class Solve>
+auto on_both_backends(SinkhornOptions o, Solve solve) {
+  o.backend = Backend::Dense;
+  auto dense = solve(o);
+  o.backend = Backend::Multiscale;
+  return std::pair{std::move(dense), solve(o)};
+}
+
 // A uniform cloud against a shifted one in the plane, random weights, blur 0.02 of the unit
 // square: small enough that the multiscale plan keeps a small fraction of the pairs.
 OtProblem<double> plane_problem(std::int64_t n, std::int64_t m, const std::vector<double>& x,
@@ -276,10 +285,8 @@ TEST(MultiscalePlan, ProductsMarginalsMapAndGradientsMatchTheDensePlan) {
   SinkhornOptions o;
   o.marginal_tol = 1e-7;
   o.block_size = 16;
-  o.backend = Backend::Dense;
-  const auto dense = sinkhorn(p, o);
-  o.backend = Backend::Multiscale;
-  const auto multi = sinkhorn(p, o);
+  const auto [dense, multi] =
+      on_both_backends(o, [&](const SinkhornOptions& s) { return sinkhorn(p, s); });
   ASSERT_TRUE(dense.converged());
   ASSERT_TRUE(multi.converged());
   ASSERT_EQ(multi.report().backend, "multiscale");
@@ -378,10 +385,8 @@ TEST(MultiscaleDivergence, MatchesTheDenseDivergenceAndItsGradients) {
     SinkhornOptions o;
     o.marginal_tol = 1e-7;
     o.block_size = 16;
-    o.backend = Backend::Dense;
-    const auto dense = sinkhorn_divergence(p, o);
-    o.backend = Backend::Multiscale;
-    const auto multi = sinkhorn_divergence(p, o);
+    const auto [dense, multi] =
+        on_both_backends(o, [&](const SinkhornOptions& s) { return sinkhorn_divergence(p, s); });
     ASSERT_TRUE(dense.xy().converged()) << unbalanced;
     ASSERT_TRUE(multi.xy().converged()) << unbalanced;
     const auto& r = multi.xy().report();
@@ -412,10 +417,8 @@ TEST(MultiscaleDivergence, TheGeomLossScheduleConvergesOnMultiscaleWithinItsOwnE
   o.block_size = 16;
   o.schedule = Schedule::GeomLoss;
   o.scaling = 0.9;
-  o.backend = Backend::Dense;
-  const auto dense = sinkhorn_divergence(p, o);
-  o.backend = Backend::Multiscale;
-  const auto multi = sinkhorn_divergence(p, o);
+  const auto [dense, multi] =
+      on_both_backends(o, [&](const SinkhornOptions& s) { return sinkhorn_divergence(p, s); });
   SinkhornOptions c;
   c.marginal_tol = 1e-7;
   c.backend = Backend::Dense;
@@ -431,6 +434,7 @@ TEST(MultiscaleDivergence, TheGeomLossScheduleConvergesOnMultiscaleWithinItsOwnE
   EXPECT_LE(max_abs_diff(gm.x, ge.x), 1e-2 * max_abs(ge.x));
   EXPECT_LE(max_abs_diff(gm.y, ge.y), 1e-2 * max_abs(ge.y));
   // A fixed number of iterations is a dense request.
+  o.backend = Backend::Multiscale;
   o.iterations = 20;
   EXPECT_THROW(sinkhorn_divergence(p, o), InvalidInput);
 }
