@@ -474,9 +474,15 @@ def _init_potentials(init):
         return None, None
     if not isinstance(init, (tuple, list)) or len(init) != 2:
         raise TypeError("init: expected a pair (f, g) of potentials")
-    return tuple(
-        np.ascontiguousarray(_as_array(v, "init"), dtype=np.float64).reshape(-1) for v in init
-    )
+    out = []
+    for name, v in zip(("f", "g"), init):
+        arr = np.ascontiguousarray(_as_array(v, "init"), dtype=np.float64)
+        if arr.ndim != 1:
+            raise ValueError(
+                f"init: {name} must be 1-D (one potential per point), got shape {arr.shape}"
+            )
+        out.append(arr)
+    return tuple(out)
 
 
 def _comm_handle(comm):

@@ -214,6 +214,8 @@ def test_a_warm_start_from_converged_potentials_stops_at_once(rng):
     assert resumed.loss == pytest.approx(fresh.loss, rel=1e-5)
     with pytest.raises(ValueError, match="^init:"):
         birkhoff.sinkhorn(x, y, init=(cold.f[:5], cold.g))
+    with pytest.raises(ValueError, match="^init: f must be 1-D"):
+        birkhoff.sinkhorn(x, y, init=(cold.f[:, None], cold.g))
     with pytest.raises(TypeError, match="^init:"):
         birkhoff.sinkhorn(x, y, init=cold.f)
 
