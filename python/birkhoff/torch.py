@@ -171,6 +171,8 @@ class SamplesLoss(torch.nn.Module):
             raise ValueError(f"loss: only 'sinkhorn' is supported, got {loss!r}")
         if p not in (1, 2):
             raise ValueError(f"p: GeomLoss's costs are p=1 (|x-y|) and p=2 (|x-y|^2/2), got {p!r}")
+        if p == 1 and backend == "multiscale":
+            raise ValueError("backend: the multiscale backend runs p=2 only; use backend='online'")
         if cost is not None or kernel is not None:
             raise ValueError(
                 "cost, kernel: custom cost functions are not supported (p=1 is |x-y|, p=2 is "
@@ -310,6 +312,9 @@ class TorchSinkhornResult:
             P_ij = a_i b_j exp((f_i + g_j - C_ij) / epsilon)); differentiable with respect to
             x, y, a, b by implicit differentiation (debias=False only).
         epsilon, iterations, converged, marginal_error, transport_cost: the solve's report.
+        report (dict): the whole report, as :attr:`birkhoff.SinkhornResult.report` (backend,
+            backend_reason, kept_fraction, levels, ...); backend and kept_fraction also as
+            attributes.
     """
 
     def __init__(self, native, settings, x, y, a, b):
@@ -325,6 +330,9 @@ class TorchSinkhornResult:
     converged = property(lambda self: self._native.converged)
     marginal_error = property(lambda self: self._native.marginal_error)
     transport_cost = property(lambda self: self._native.transport_cost)
+    report = property(lambda self: self._native.report)
+    backend = property(lambda self: self._native.report["backend"])
+    kept_fraction = property(lambda self: self._native.report["kept_fraction"])
 
     def apply(self, v):
         """P @ v for v (m,) or (m, k), streamed; differentiable with respect to v."""

@@ -227,10 +227,10 @@ def test_torch_samples_loss_uses_or_refuses_every_argument(rng):
             bt.SamplesLoss("sinkhorn", **{name: value})
     x = torch.from_numpy(rng.uniform(0, 1, (50, 2)))
     y = torch.from_numpy(rng.uniform(0, 1, (40, 2)))
-    # backend="multiscale" reaches the solver: the p = 1 cost is refused by name there, and the
-    # p = 2 loss is the converged divergence.
-    with pytest.raises(ValueError, match="^backend:.*euclidean"):
-        bt.SamplesLoss("sinkhorn", p=1, backend="multiscale")(x, y)
+    # backend="multiscale": p = 1 is refused by name, and the p = 2 loss is the converged
+    # divergence.
+    with pytest.raises(ValueError, match="^backend:.*p=2 only"):
+        bt.SamplesLoss("sinkhorn", p=1, backend="multiscale")
     exact = birkhoff.sinkhorn_divergence(
         x.numpy(), y.numpy(), blur=0.05, half_cost=True, marginal_tol=1e-9
     )

@@ -79,6 +79,8 @@ def test_torch_samplesloss_honours_the_multiscale_backend_forward_and_backward()
     assert abs(values["multiscale"] - values["online"]) <= own_error + 1e-4 * exact.loss
     scale = float(grads["online"].abs().max())
     assert float((grads["multiscale"] - grads["online"]).abs().max()) <= 0.1 * scale
+    r = bt.sinkhorn(x, y, blur=0.02, backend="multiscale")
+    assert r.backend == "multiscale" and r.report["kept_fraction"] == r.kept_fraction < 0.5
 
 
 def test_samplesloss_matches_geomloss_where_both_solve_the_same_problem():
