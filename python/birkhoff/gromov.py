@@ -52,6 +52,7 @@ class GromovResult(DescribedResult):
         inner_iterations (int): Sinkhorn iterations of all outer iterations and initial plans.
         converged (bool): the outer tolerance was met and the last inner solve converged.
         marginal_error (float): relative marginal error of the final plan.
+        backend (str): the last inner solve's backend, "dense" or "multiscale".
         best_init (int): the initial plan kept (0: the product plan or ``init``).
         losses (list of float): each initial plan's final loss.
         grad_x (ndarray (n, dx)), grad_y (ndarray (m, dy)): gradients of ``loss`` at the final
@@ -68,6 +69,7 @@ class GromovResult(DescribedResult):
     inner_iterations: int
     converged: bool
     marginal_error: float
+    backend: str
     best_init: int
     losses: list[float]
     grad_x: np.ndarray | None

@@ -532,6 +532,7 @@ GromovResult gromov_wasserstein(MatrixView<const double> x, MatrixView<const dou
   out.iterations = best.iterations;
   out.converged = best.converged;
   out.marginal_error = best.plan.report().marginal_error;
+  out.backend = best.plan.report().backend;
   require(std::isfinite(out.loss), "epsilon",
           "the solve overflowed (loss " + std::to_string(out.loss) + "): raise epsilon");
   if (gradients) {

@@ -271,5 +271,6 @@ def test_the_multiscale_inner_backend_gives_the_dense_answer(rng):
     dense = birkhoff.gromov_wasserstein(x, y, backend="dense", **opts)
     multi = birkhoff.gromov_wasserstein(x, y, backend="multiscale", **opts)
     assert multi.loss == pytest.approx(dense.loss, rel=1e-5)
+    assert (dense.backend, multi.backend) == ("dense", "multiscale")
     with pytest.raises(ValueError, match="^backend"):
         birkhoff.gromov_wasserstein(x, y, backend="gpu")

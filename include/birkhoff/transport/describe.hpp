@@ -193,6 +193,7 @@ struct Describe<transport::GromovResult> {
         field("inner_iterations", &S::inner_iterations, "Sinkhorn iterations in all"),
         field("converged", &S::converged, "tol met and the last inner solve converged"),
         field("marginal_error", &S::marginal_error, "relative marginal error of the final plan"),
+        field("backend", &S::backend, "the last inner solve's backend"),
         field("best_init", &S::best_init, "the initial plan kept (0: the product plan)"),
         field("losses", &S::losses, "each initial plan's final loss"),
     };

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "birkhoff/core/progress.hpp"
@@ -57,6 +58,8 @@ struct GromovResult {
   bool converged = false;
   /// Relative marginal error of the final plan.
   double marginal_error = 0;
+  /// The backend of the last inner solve ("dense" or "multiscale").
+  std::string backend;
   /// Which initial plan was kept (0: the product plan), and each one's final loss.
   int best_init = 0;
   std::vector<double> losses;
