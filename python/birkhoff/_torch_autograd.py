@@ -10,14 +10,14 @@ import torch
 
 from . import _birkhoff
 from ._arrays import as_bool
+from ._solver_args import blur_to_epsilon, solver_options
 from ._torch_inputs import _points, _to_torch, _weights
-from .transport import blur_to_epsilon, solver_options
 
 
 class _Settings:
     """Solver settings shared by every solve of one loss or call (cost units: epsilon).
 
-    ``options`` are the solver options by their described names (transport.solver_options).
+    ``options`` are the solver options by their described names (_solver_args.solver_options).
     """
 
     def __init__(
@@ -34,7 +34,7 @@ class _Settings:
     ):
         if not (isinstance(blur, (int, float)) and blur > 0):
             raise ValueError(f"blur: must be a positive number, got {blur!r}")
-        self.cost = cost  # transport.cost_spec
+        self.cost = cost  # _solver_args.cost_spec
         self.epsilon = blur_to_epsilon(blur, cost)
         self.reach_a = None if reach_a is None else float(reach_a)
         self.reach_b = None if reach_b is None else float(reach_b)

@@ -7,8 +7,8 @@ from typing import Any
 import torch
 
 from . import _birkhoff
+from ._solver_args import cost_spec
 from ._torch_inputs import _points, _to_torch, _weights
-from .transport import cost_spec
 
 
 class _CTransform(torch.autograd.Function):

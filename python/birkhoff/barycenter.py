@@ -29,7 +29,7 @@ from ._arrays import (
     progress_callback,
 )
 from ._described import DescribedResult
-from .transport import blur_to_epsilon, cost_spec
+from ._solver_args import blur_to_epsilon, cost_spec
 
 __all__ = [
     "BarycenterResult",

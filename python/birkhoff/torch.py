@@ -32,6 +32,7 @@ except ImportError as e:  # pragma: no cover - exercised in a subprocess by the 
     ) from e
 
 from ._arrays import argument_names
+from ._solver_args import _init_potentials, cost_spec
 from ._torch_autograd import (
     _Apply,
     _Loss,
@@ -52,7 +53,6 @@ from ._torch_inputs import (
     _weights_in,
 )
 from ._torch_problems import fused_gromov_wasserstein, gromov_wasserstein, sliced_wasserstein
-from .transport import _init_potentials, cost_spec
 
 __all__ = [
     "SamplesLoss",

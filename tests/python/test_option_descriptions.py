@@ -43,7 +43,7 @@ def test_every_described_option_is_a_keyword_with_the_same_default(kind):
         name = RENAMED.get(field["name"], field["name"])
         found = [s[name] for s in signatures if name in s]
         if kind == "sinkhorn" and not found:
-            from birkhoff.transport import _OPTION_TYPES
+            from birkhoff._solver_args import _OPTION_TYPES
 
             assert name in _OPTION_TYPES, f"{kind}: {name} is not accepted"
             continue
