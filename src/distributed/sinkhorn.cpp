@@ -156,13 +156,7 @@ class DistributedPasses final : public Passes<T> {
            const transport::detail::Modulation<T>& mod) override {
     const Side<T>& all = side(rows);
     const Slice s = slice(all.n, rank_, size_);
-    Side<T> mine = all;
-    mine.n = s.end - s.begin;
-    mine.points += s.begin * all.d;
-    mine.sqnorm += s.begin;
-    mine.weights += s.begin;
-    mine.logw += s.begin;
-    if (mine.labels) mine.labels += s.begin;
+    const Side<T> mine = transport::detail::row_slice(all, s.begin, s.end);
     auto my_mod = mod;  // a dot-product factor's row operand is sliced like the rows
     if (my_mod.dm > 0) my_mod.mod_x += s.begin * my_mod.dm;
     // A rank may own no rows (n < K). A failure on one rank is made every rank's before the

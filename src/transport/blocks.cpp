@@ -123,6 +123,7 @@ std::vector<T> gather_rows(const T* in, std::int64_t width,
 
 template <class T>
 std::vector<T> scatter(std::span<const T> in, const std::vector<std::int64_t>& order) {
+  if (in.empty()) return {};
   std::vector<T> out(in.size());
   for (std::size_t p = 0; p < order.size(); ++p) out[static_cast<std::size_t>(order[p])] = in[p];
   return out;

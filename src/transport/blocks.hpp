@@ -39,7 +39,7 @@ Blocks make_blocks(MatrixView<const T> points, std::span<const T> weights, std::
 template <class T>
 std::vector<T> gather_rows(const T* in, std::int64_t width, const std::vector<std::int64_t>& order);
 
-/// out[order[p]] = in[p] (the inverse of gather_rows, width 1).
+/// out[order[p]] = in[p] (the inverse of gather_rows, width 1); an empty input stays empty.
 template <class T>
 std::vector<T> scatter(std::span<const T> in, const std::vector<std::int64_t>& order);
 

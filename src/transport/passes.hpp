@@ -1,5 +1,5 @@
 // PRIVATE: how a solver visits the pairs. The dense passes read every pair; the block-sparse
-// passes of the multiscale backend (transport/multiscale.hpp) read the kept block pairs only.
+// passes of the multiscale backend (transport/block_sparse.hpp) read the kept block pairs only.
 #pragma once
 
 #include <vector>

@@ -34,8 +34,7 @@ std::vector<float> narrow(std::span<const double> v) { return {v.begin(), v.end(
 // state the passes read.
 class WidenedPasses final : public Passes<float> {
  public:
-  explicit WidenedPasses(Solution<double> solved)
-      : solved_(std::move(solved)), base_(solved_.state().plan) {}
+  explicit WidenedPasses(Solution<double> solved) : solved_(std::move(solved)) {}
   void lse(Axis rows, Axis cols, const std::vector<float>& row_hat,
            const std::vector<float>& col_hat, double eps, LseOut<float>& out, const float* values,
            std::int64_t dv, const Modulation<float>& mod) override {
@@ -51,7 +50,7 @@ class WidenedPasses final : public Passes<float> {
       m.mod_y = my.data();
     }
     LseOut<double> o;
-    base_->lse(rows, cols, widen(row_hat.data(), nr), widen(col_hat.data(), nc), eps, o,
+    base().lse(rows, cols, widen(row_hat.data(), nr), widen(col_hat.data(), nc), eps, o,
                values ? v.data() : nullptr, dv, m);
     out.max = narrow(o.max);
     out.sum = narrow(o.sum);
@@ -60,14 +59,14 @@ class WidenedPasses final : public Passes<float> {
   void min(Axis rows, Axis cols, const std::vector<float>& col_hat, std::vector<float>& out,
            std::vector<std::int64_t>& argmin) override {
     std::vector<double> o;
-    base_->min(rows, cols, widen(col_hat.data(), col_hat.size()), o, argmin);
+    base().min(rows, cols, widen(col_hat.data(), col_hat.size()), o, argmin);
     out = narrow(o);
   }
-  double kept_fraction() const override { return base_->kept_fraction(); }
+  double kept_fraction() const override { return base().kept_fraction(); }
 
  private:
+  Passes<double>& base() const { return *solved_.state().plan; }
   Solution<double> solved_;
-  std::shared_ptr<Passes<double>> base_;
 };
 
 // A float64 solution of a float32 problem rounded back to float32, `why` in its report; its

@@ -450,11 +450,7 @@ SinkhornReport Solver<T>::report() const {
 template <class T>
 double Solver<T>::value_tolerance(double transport_cost) const {
   if (!debias_) return options_.marginal_tol;
-  auto standard = [](const std::vector<T>& hat, const T* sqnorm) {
-    std::vector<T> h(hat.size());
-    for (std::size_t i = 0; i < h.size(); ++i) h[i] = hat[i] + sqnorm[i];
-    return h;
-  };
+  auto standard = [](std::vector<T> hat, const T* sqnorm) { return take_standard(hat, sqnorm); };
   const auto f = standard(fh_, x_.sqnorm), g = standard(gh_, y_.sqnorm);
   const auto fa = standard(fah_, x_.sqnorm), gb = standard(gbh_, y_.sqnorm);
   const double s = policy_.value<T>(f, g, a_.w, b_.w, epsilon_, lambda_) -

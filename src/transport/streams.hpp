@@ -89,6 +89,19 @@ Side<T> y_side(const PointCloud<T>& geom, const Weights<T>& b) {
   return side_of(geom, false, b);
 }
 
+/// Rows [begin, end) of a side (a process's share of a pass's rows).
+template <class T>
+Side<T> row_slice(const Side<T>& s, std::int64_t begin, std::int64_t end) {
+  Side<T> out = s;
+  out.n = end - begin;
+  out.points += begin * s.d;
+  out.sqnorm += begin;
+  out.weights += begin;
+  out.logw += begin;
+  if (out.labels) out.labels += begin;
+  return out;
+}
+
 /// The label cost of one pair (0 without labels); the table is symmetric, so the order of the
 /// sides does not matter.
 template <class T>
