@@ -11,6 +11,7 @@
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/graph/align/describe.hpp"
 #include "birkhoff/graph/align/generate.hpp"
+#include "birkhoff/graph/align/multilevel.hpp"
 #include "birkhoff/graph/align/presets.hpp"
 #include "birkhoff/graph/align/qpalign.hpp"
 #include "birkhoff/graph/graph.hpp"
@@ -27,6 +28,7 @@ namespace {
 struct AlignArgs {
   std::string g1_dir, g2_dir, seeds, truth, output, preset = "auto";
   align::QpAlignOptions options;
+  align::MultilevelOptions multilevel;
   bool directed = false, json = false, quiet = false;
   std::set<std::string, std::less<>> given;  // described names of the options on the line
 };
@@ -65,10 +67,13 @@ void run_align(AlignArgs args) {
   align::Selection selection;
   try {
     const auto candidates = align::preset_candidates(o, args.preset, args.given);
-    selection = align::qpalign_select(g1.graph, g2.graph, candidates);
+    selection = align::align_select(g1.graph, g2.graph, candidates, args.multilevel);
     o = candidates[selection.chosen].options;
   } catch (const InvalidInput& e) {
-    rethrow_with_cli_names(e, flag_names<align::QpAlignOptions>());
+    auto names = flag_names<align::QpAlignOptions>();
+    const auto more = flag_names<align::MultilevelOptions>();
+    names.insert(names.end(), more.begin(), more.end());
+    rethrow_with_cli_names(e, names);
   }
   const align::Alignment& r = selection.alignment;
   const double seconds = seconds_since(start);
@@ -94,6 +99,8 @@ void run_align(AlignArgs args) {
       candidates.push_back({{"preset", enum_name(kPresetNames, selection.presets[k])},
                             {"likelihood", selection.likelihoods[k]}});
     j.update({{"options", to_json(o)},
+              {"multilevel_options", to_json(args.multilevel)},
+              {"refine_objective", r.refine_objective},
               {"candidates", candidates},
               {"objective", r.objective.empty() ? 0.0 : r.objective.back()},
               {"unmatched", unmatched},
@@ -121,6 +128,13 @@ void run_align(AlignArgs args) {
         std::printf(" %s %.6g", enum_name(kPresetNames, selection.presets[k]),
                     selection.likelihoods[k]);
       std::printf("\n");
+    }
+    if (r.method == align::Method::Multilevel) {
+      std::printf(
+          "multilevel: %lld super-nodes per coarse graph, %zu refinement rounds kept, "
+          "objective %.6g -> %.6g\n",
+          static_cast<long long>(r.coarse_nodes), r.refine_objective.size() - 1,
+          r.refine_objective.front(), r.refine_objective.back());
     }
     std::printf("%s\n%s\n",
                 graph_input_line(g1.graph, g1.nodes_from_ids, "G1", "used as A[i, i]").c_str(),
@@ -239,7 +253,10 @@ void add_align_command(CLI::App& app) {
       "`converged` says that a stopping rule fired before --max-iter ran out and `stopped_by` "
       "which: tol (the objective's relative change fell below --tol, the authors' rule) or "
       "patience (the rounded matching stayed the same for --patience iterations); max_iter "
-      "when neither did. Neither says how good the matching is: the metrics (with --truth) do.");
+      "when neither did. Neither says how good the matching is: the metrics (with --truth) do. "
+      "--method multilevel (auto: above --dense-max-nodes nodes) coarsens both graphs with "
+      "NOPE*, aligns the coarse graphs and refines the matching by sparse assignments that "
+      "never raise the objective; then the iteration counts describe the coarse run.");
   cmd->add_option("G1_DIR", args->g1_dir, "folder of the first graph")->required();
   cmd->add_option("G2_DIR", args->g2_dir, "folder of the second graph")->required();
   cmd->add_option("--seeds", args->seeds, "known pairs (k, 2) integer .npy [G1 node, G2 node]");
@@ -253,6 +270,7 @@ void add_align_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "none", "gaussian", "douban", "acmdblp"}))
       ->capture_default_str();
   add_options(cmd, args->options);
+  add_options(cmd, args->multilevel);
   cmd->add_flag("--directed", args->directed, "read edges as directed (u -> v)");
   add_report_flags(cmd, args->json, args->quiet);
   cmd->callback([args, cmd] {

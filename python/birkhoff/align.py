@@ -57,6 +57,13 @@ class Alignment:
         likelihood (float): profile log-likelihood of ``perm`` under the planted Gaussian model
             (docs/align.md, "Presets"); larger is more likely, comparable between runs on the
             same pair.
+        method (str): "dense" or "multilevel" (then ``objective`` .. ``preset`` describe the
+            QPAlign run on the coarse graphs, and ``topk`` holds ``perm[i]`` first, then the
+            refinement's other candidates by linearised gain, -1 / NaN past the last).
+        coarse_nodes (int): multilevel: super-nodes per coarse graph (0 for dense).
+        refine_objective (ndarray (rounds + 1,) float64): multilevel: QPAlign's objective at
+            the fine matching read from the coarse alignment, then after each kept refinement
+            round (non-increasing); empty for dense.
         preset (str): the preset whose run was kept ("none" for a single run of the given
             settings).
         candidates (dict): preset name -> likelihood of that preset's run.
@@ -83,6 +90,9 @@ class Alignment:
     lambda_feature: float
     likelihood: float
     preset: str
+    method: str = "dense"
+    coarse_nodes: int = 0
+    refine_objective: np.ndarray | None = field(default=None, repr=False)
     candidates: dict = field(default_factory=dict, repr=False)
     options: dict = field(default_factory=dict, repr=False)
     metrics: dict | None = field(default=None)
@@ -150,6 +160,13 @@ def align(
     seed: int = 0,
     top_k: int = 10,
     return_soft: bool = False,
+    method: str = "auto",
+    coarse_nodes: int | None = None,
+    coarse_top_k: int | None = None,
+    fine_candidates: int | None = None,
+    propagated: int | None = None,
+    refine_rounds: int | None = None,
+    dense_max_nodes: int | None = None,
     num_threads: int = 0,
     progress=None,
 ) -> Alignment:
@@ -218,7 +235,22 @@ def align(
             ``preset``, else "similarity").
         seed: random seed of ``init="random"``.
         top_k: candidates per node of G1 in ``topk``.
-        return_soft: also return the (n1, n2) soft matrix.
+        return_soft: also return the (n1, n2) soft matrix (dense only).
+        method: "dense" (QPAlign on the whole pair), "multilevel" (coarsen both graphs with
+            NOPE*, align the coarse graphs, refine the fine matching by sparse assignments that
+            never raise the objective; docs/align.md, "Multilevel alignment"; needs features
+            and undirected graphs) or "auto" (default: multilevel when
+            max(n1, n2) > ``dense_max_nodes`` and the pair allows it, else dense).
+        coarse_nodes: multilevel: super-nodes of each coarse graph (default 500).
+        coarse_top_k: multilevel: coarse partners of a super-node whose members are the
+            candidates of its nodes (default 3).
+        fine_candidates: multilevel: candidates per node among those members, the nearest in
+            features (default 16).
+        propagated: multilevel: candidates per node and round from the partners of its
+            neighbours, the largest edge gains (default 32).
+        refine_rounds: multilevel: maximum refinement rounds (default 30).
+        dense_max_nodes: auto: the largest max(n1, n2) aligned densely (default 5000; QPAlign's
+            memory is about 6 n^2 float64).
         num_threads: OpenMP threads (0 = OpenMP's default: OMP_NUM_THREADS, else all cores).
         progress: None, True (a bar) or a callable(stage, done, total).
 
@@ -280,7 +312,6 @@ def align(
                 "mle_weights: replaces lambda_edge and lambda_feature; give one or the other"
             )
         rho, r = (as_float(v, "mle_weights") for v in mle_weights)
-    # Options by their described names (birkhoff/graph/align/describe.hpp), as the CLI's.
     # Options by their described names (birkhoff/graph/align/describe.hpp), as the CLI's; the
     # preset fields only when given, so that the engine's presets fill in the others.
     reals = {"lambda_edge", "lambda_feature", "gamma", "step"}
@@ -308,6 +339,19 @@ def align(
         return_soft=as_bool(return_soft, "return_soft"),
         num_threads=as_int(num_threads, "num_threads"),
     )
+    if not isinstance(method, str):
+        raise TypeError(f"method: expected a string, got {method!r}")
+    multilevel = dict(method=method)
+    for k, v in dict(
+        coarse_nodes=coarse_nodes,
+        coarse_top_k=coarse_top_k,
+        fine_candidates=fine_candidates,
+        propagated=propagated,
+        refine_rounds=refine_rounds,
+        dense_max_nodes=dense_max_nodes,
+    ).items():
+        if v is not None:
+            multilevel[k] = as_int(v, k)
     d = _birkhoff.align_qpalign(
         n1,
         n2,
@@ -323,6 +367,7 @@ def align(
         as_ids(seeds, "seeds", 2, "(k, 2)"),
         as_ids(truth, "truth", 2, "(t, 2)"),
         options,
+        multilevel,
         preset,
         progress_callback(progress),
     )

@@ -26,6 +26,7 @@ __all__ = [
     "douban",
     "community_graph",
     "products_like",
+    "correlated_power_law",
 ]
 
 #: ogbn-products' size (OGB): nodes, undirected edges, feature dimension and classes.
@@ -203,4 +204,64 @@ def products_like(seed: int = 0, scale: float = 1.0) -> dict:
         communities=PRODUCTS_CLASSES,
         edges=int(round(PRODUCTS_EDGES * scale)),
         seed=seed,
+    )
+
+
+def correlated_power_law(
+    n: int,
+    d: int = 16,
+    avg_degree: float = 10,
+    s: float = 0.8,
+    r: float = 0.6,
+    seed: int = 0,
+) -> dict:
+    """Two correlated sparse graphs with power-law degrees and features, and their alignment.
+
+    A parent graph draws E = round(n * avg_degree / (2 s)) edges with both endpoints of density
+    proportional to i^(-1/2) over the node index (as :func:`community_graph`: degree tail
+    P(deg > k) ~ k^(-2)), self-loops and repeats dropped. Each child keeps each parent edge
+    independently with probability ``s`` (the edge-sampling model of correlated graphs), so
+    a child's average degree is about ``avg_degree``. Features: X (n, d) standard normal for
+    G1 and r X + sqrt(1 - r^2) W for G2 (the correlation ``r`` of [huang2026qpalign]); G2's
+    nodes are then relabelled by a uniform permutation: node i of G1 is node perm[i] of G2.
+    Drawn with numpy's PCG64 from ``seed``.
+
+    Returns:
+        dict with edge_index1, edge_index2 ((2, E_k) int64, one orientation per edge), x1, x2
+        ((n, d) float32), perm ((n,) int64) and truth ((n, 2) int64, rows [i, perm[i]]).
+
+    Raises:
+        TypeError: n, d or seed not an integer; a real argument not a number.
+        ValueError: n < 2, d < 1, avg_degree < 0, s outside (0, 1], r outside [0, 1], or a
+            real argument not finite.
+    """
+    n, d = as_int(n, "n", 2, 2**40), as_int(d, "d", 1, 2**20)
+    degree, s, r = _finite(avg_degree, "avg_degree"), _finite(s, "s"), _finite(r, "r")
+    if degree < 0:
+        raise ValueError(f"avg_degree: must be >= 0, got {degree}")
+    if not 0 < s <= 1:
+        raise ValueError(f"s: must lie in (0, 1], got {s}")
+    if not 0 <= r <= 1:
+        raise ValueError(f"r: must lie in [0, 1], got {r}")
+    rng = np.random.default_rng(as_int(seed, "seed", 0, 2**63 - 1))
+    e = int(round(n * degree / (2 * s)))
+    u = np.minimum((n * rng.random(e) ** 2).astype(np.int64), n - 1)
+    v = np.minimum((n * rng.random(e) ** 2).astype(np.int64), n - 1)
+    lo, hi = np.minimum(u, v), np.maximum(u, v)
+    keys = np.unique(lo[lo != hi] * n + hi[lo != hi])
+    parent = np.vstack([keys // n, keys % n])
+    perm = rng.permutation(n).astype(np.int64)
+    keep1 = rng.random(parent.shape[1]) < s
+    keep2 = rng.random(parent.shape[1]) < s
+    x1 = rng.standard_normal((n, d), dtype=np.float32)
+    w = rng.standard_normal((n, d), dtype=np.float32)
+    x2 = np.empty_like(x1)
+    x2[perm] = np.float32(r) * x1 + np.float32(np.sqrt(1 - r * r)) * w
+    return dict(
+        edge_index1=np.ascontiguousarray(parent[:, keep1]),
+        edge_index2=np.ascontiguousarray(perm[parent[:, keep2]]),
+        x1=x1,
+        x2=x2,
+        perm=perm,
+        truth=np.stack([np.arange(n, dtype=np.int64), perm], axis=1),
     )

@@ -11,6 +11,7 @@
 #include "arrays.hpp"
 #include "birkhoff/graph/align/describe.hpp"
 #include "birkhoff/graph/align/generate.hpp"
+#include "birkhoff/graph/align/multilevel.hpp"
 #include "birkhoff/graph/align/presets.hpp"
 #include "birkhoff/graph/align/qpalign.hpp"
 #include "birkhoff/graph/align/score.hpp"
@@ -80,8 +81,10 @@ nb::dict run_qpalign(std::int64_t n1, std::int64_t n2, std::optional<In<std::int
                      std::optional<In<double>> a2, std::optional<In<float>> x1,
                      std::optional<In<float>> x2, bool directed,
                      std::optional<In<std::int64_t>> seeds, std::optional<In<std::int64_t>> truth,
-                     const nb::dict& options, const std::string& preset, nb::object progress) {
+                     const nb::dict& options, const nb::dict& multilevel, const std::string& preset,
+                     nb::object progress) {
   align::QpAlignOptions o = options_from_kwargs<align::QpAlignOptions>(options);
+  const auto ml = options_from_kwargs<align::MultilevelOptions>(multilevel);
   // The options passed hold in every preset's run (presets.hpp).
   std::set<std::string, std::less<>> given;
   for (auto [key, value] : options) given.insert(nb::cast<std::string>(key));
@@ -98,7 +101,7 @@ nb::dict run_qpalign(std::int64_t n1, std::int64_t n2, std::optional<In<std::int
       g1_input = input_dict(g1);
       g2_input = input_dict(g2);
     }
-    return align::qpalign_select(g1, g2, candidates);
+    return align::align_select(g1, g2, candidates, ml);
   });
   align::Alignment& r = selection.alignment;
   nb::dict d = to_dict(r);
@@ -177,7 +180,9 @@ void register_align(nb::module_& m) {
         nb::arg("edge_index2").none(), nb::arg("edge_weight1").none(),
         nb::arg("edge_weight2").none(), nb::arg("adjacency1").none(), nb::arg("adjacency2").none(),
         nb::arg("x1").none(), nb::arg("x2").none(), nb::arg("directed"), nb::arg("seeds").none(),
-        nb::arg("truth").none(), nb::arg("options"), nb::arg("preset"), nb::arg("progress").none());
+        nb::arg("truth").none(), nb::arg("options"), nb::arg("multilevel"), nb::arg("preset"),
+        nb::arg("progress").none());
+  m.def("describe_multilevel_options", &describe_options<align::MultilevelOptions>);
   m.def("align_presets", [] {
     nb::dict out;
     for (const align::PresetSettings& p : align::kPresets) {

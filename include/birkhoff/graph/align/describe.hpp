@@ -3,6 +3,7 @@
 #include <tuple>
 
 #include "birkhoff/core/describe.hpp"
+#include "birkhoff/graph/align/multilevel.hpp"
 #include "birkhoff/graph/align/qpalign.hpp"
 
 namespace birkhoff {
@@ -22,6 +23,10 @@ inline constexpr EnumName<align::Preset> kPresetNames[] = {{"none", align::Prese
                                                            {"gaussian", align::Preset::Gaussian},
                                                            {"douban", align::Preset::Douban},
                                                            {"acmdblp", align::Preset::AcmDblp}};
+inline constexpr EnumName<align::Method> kAlignMethodNames[] = {
+    {"auto", align::Method::Auto},
+    {"dense", align::Method::Dense},
+    {"multilevel", align::Method::Multilevel}};
 
 /// The options of qpalign() as every front end shows them (the seeds and truth arrays and the
 /// progress callback excepted).
@@ -60,6 +65,30 @@ struct Describe<align::QpAlignOptions> {
         field("top_k", &S::top_k, "candidates per node of G1 in topk"),
         field("return_soft", &S::return_soft, "also return the soft matrix (n1, n2)", "--soft"),
         field("num_threads", &S::num_threads, "OpenMP threads (0 = OpenMP's default)", "--threads"),
+    };
+  }
+};
+
+/// The options of the multilevel alignment (multilevel.hpp).
+template <>
+struct Describe<align::MultilevelOptions> {
+  using S = align::MultilevelOptions;
+  static constexpr auto fields() {
+    return std::tuple{
+        field("method", &S::method,
+              "dense (QPAlign on the whole pair), multilevel (coarsen, align the coarse graphs, "
+              "refine) or auto (multilevel above dense_max_nodes for attributed undirected pairs)",
+              kAlignMethodNames),
+        field("dense_max_nodes", &S::dense_max_nodes,
+              "auto: the largest max(n1, n2) aligned densely"),
+        field("coarse_nodes", &S::coarse_nodes, "multilevel: super-nodes of each coarse graph"),
+        field("coarse_top_k", &S::coarse_top_k,
+              "multilevel: coarse partners whose members are a node's candidates"),
+        field("fine_candidates", &S::fine_candidates,
+              "multilevel: candidates per node among those members (nearest features)"),
+        field("propagated", &S::propagated,
+              "multilevel: candidates per node and round from the neighbours' partners"),
+        field("refine_rounds", &S::refine_rounds, "multilevel: maximum refinement rounds"),
     };
   }
 };
@@ -103,6 +132,10 @@ struct Describe<align::Alignment> {
               "profile log-likelihood of perm under the planted model (larger: more likely)"),
         field("preset", &S::preset, "the preset whose run was kept (none: a single run)",
               kPresetNames),
+        field("method", &S::method,
+              "dense or multilevel (then iterations .. preset describe the coarse QPAlign run)",
+              kAlignMethodNames),
+        field("coarse_nodes", &S::coarse_nodes, "multilevel: super-nodes per coarse graph"),
     };
   }
   static constexpr auto arrays() {
@@ -128,6 +161,14 @@ struct Describe<align::Alignment> {
               return std::vector<std::int64_t>{static_cast<std::int64_t>(s.objective.size())};
             },
             "(iterations + 1) float64: the objective per iteration"),
+        array_field(
+            "refine_objective", &S::refine_objective,
+            +[](const S& s) {
+              return std::vector<std::int64_t>{
+                  static_cast<std::int64_t>(s.refine_objective.size())};
+            },
+            "(rounds + 1) float64: multilevel: F of the fine matching before refinement and "
+            "after each kept round"),
         array_field(
             "soft", &S::soft,
             +[](const S& s) {

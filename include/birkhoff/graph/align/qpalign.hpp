@@ -21,6 +21,10 @@ enum class StopReason {
   Seeded,     ///< nothing to iterate: every node is fixed by a seed
 };
 
+/// How a pair is aligned: QPAlign on the whole pair, or on coarse graphs then refined
+/// (multilevel.hpp); Auto chooses by size (choose_method()).
+enum class Method { Auto, Dense, Multilevel };
+
 /// The authors' settings for one kind of pair (presets.hpp); None: the options as given.
 enum class Preset { None, Gaussian, Douban, AcmDblp };
 
@@ -47,8 +51,16 @@ struct Alignment {
   /// matching_likelihood() of perm (presets.hpp): comparable between runs on the same pair.
   double likelihood = 0;
   Preset preset = Preset::None;  ///< the candidate qpalign_select() kept (None: a single run)
-  bool has_metrics = false;      ///< options.truth was given
-  AlignMetrics metrics;          ///< score(perm, soft, truth, seeds) when has_metrics
+  /// Dense or Multilevel. For Multilevel, the fields from `objective` to `preset` describe the
+  /// QPAlign run on the coarse graphs, and topk / topk_scores the refinement's candidates
+  /// (perm[i] first, then by linearised gain).
+  Method method = Method::Dense;
+  std::int64_t coarse_nodes = 0;  ///< Multilevel: super-nodes of each coarse graph (else 0)
+  /// Multilevel: F of the fine matching read from the coarse alignment, then after each accepted
+  /// refinement round (non-increasing); empty for Dense.
+  std::vector<double> refine_objective;
+  bool has_metrics = false;  ///< options.truth was given
+  AlignMetrics metrics;      ///< score(perm, soft, truth, seeds) when has_metrics
 };
 
 /// QPAlign [huang2026qpalign]: minimise over doubly-stochastic Pi
