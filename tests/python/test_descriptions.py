@@ -111,7 +111,7 @@ def test_align_files_and_python_arrays_are_the_same_arrays(planted, tmp_path):
     )
     r = align_folders(planted, return_soft=True)
     files = sorted(p.stem for p in out.glob("*.npy"))
-    assert files == sorted(["perm", "topk", "topk_scores", "objective", "soft"])
+    assert files == sorted(["perm", "topk", "topk_scores", "objective", "soft", "refine_objective"])
     for name in files:
         np.testing.assert_array_equal(np.load(out / f"{name}.npy"), getattr(r, name), name)
     for name in ("iterations", "converged", "stopped_by", "nan_restarts", "lambda_edge"):
