@@ -294,8 +294,11 @@ def sinkhorn(
             negative weights, zero total mass, unequal masses when balanced, blur <= 0, an
             unknown cost, p given to a cost other than euclidean or below 1, a zero row with
             the cosine cost,
-            scaling outside (0, 1), an epsilon too small for the dtype (below about
-            4e-6 D^2 in float32, 7e-15 D^2 in float64, D the data's diameter).
+            scaling outside (0, 1), an epsilon too small for float64 (below about
+            7e-15 L, L the largest term of the logits: the cost at the sum of the clouds'
+            radii about the centre of their bounding box). float32 points below float32's
+            floor (about 4e-6 L) are solved in float64, and ``report["working_dtype"]``
+            says so.
         KeyboardInterrupt: Ctrl-C during the solve.
 
     Source: [flashsinkhorn2026] §2-5; [feydy2019] Alg. 3.5.

@@ -9,6 +9,7 @@
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/core/view.hpp"
+#include "birkhoff/transport/problem.hpp"
 
 namespace birkhoff::transport::detail {
 
@@ -51,5 +52,10 @@ double check_weights(std::span<const T> w, std::int64_t n, const char* name, con
 
 /// Throws InvalidInput naming `b` when two total masses differ by more than 1e-5 relative.
 void check_equal_masses(double ma, double mb, const char* hint);
+
+/// The smallest epsilon T's logits resolve on the problem's data: 2^-18 (float32) or 2^-47
+/// (float64) times logit_scale(problem); validate() refuses a smaller one.
+template <class T>
+double resolvable_epsilon(const OtProblem<T>& problem);
 
 }  // namespace birkhoff::transport::detail

@@ -248,6 +248,23 @@ double support_diameter(const OtProblem<T>& problem) {
   return std::sqrt(s);
 }
 
+template <class T>
+double logit_scale(const OtProblem<T>& problem) {
+  const auto& geom = problem.geometry;
+  // The largest distance of a weighted feature from the centre the geometry subtracted.
+  auto radius = [](MatrixView<const T> p, std::span<const T> w) {
+    double r2 = 0;
+    for (std::int64_t i = 0; i < p.rows; ++i) {
+      if (!w.empty() && !(w[static_cast<std::size_t>(i)] > 0)) continue;
+      double s = 0;
+      for (std::int64_t k = 0; k < p.cols; ++k) s += static_cast<double>(p(i, k)) * p(i, k);
+      r2 = std::max(r2, s);
+    }
+    return std::sqrt(r2);
+  };
+  return geom.cost()->bound(radius(geom.x(), problem.a) + radius(geom.y(), problem.b));
+}
+
 template class PointCloud<float>;
 template class PointCloud<double>;
 template PointCloud<double> PointCloud<float>::cast<double>() const;
@@ -256,6 +273,8 @@ template PointCloud<float> PointCloud<float>::cast<float>() const;
 template PointCloud<double> PointCloud<double>::cast<double>() const;
 template double support_diameter(const OtProblem<float>&);
 template double support_diameter(const OtProblem<double>&);
+template double logit_scale(const OtProblem<float>&);
+template double logit_scale(const OtProblem<double>&);
 template double bounding_diameter(MatrixView<const float>, MatrixView<const float>);
 template double bounding_diameter(MatrixView<const double>, MatrixView<const double>);
 

@@ -2,6 +2,7 @@
 // backend are chosen here; the loop itself is the Solver's (transport/solver.cpp).
 #include "birkhoff/transport/sinkhorn.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -9,6 +10,7 @@
 #include <type_traits>
 
 #include "birkhoff/core/error.hpp"
+#include "transport/checks.hpp"
 #include "transport/solver.hpp"
 #include "transport/state.hpp"
 
@@ -70,13 +72,23 @@ class WidenedPasses final : public Passes<float> {
 };
 
 // A float64 solution of a float32 problem rounded back to float32, `why` in its report; its
-// plan products run in float64 on the solution's passes.
+// plan products run in float64 on the solution's passes. `start`: the report of a float32 stage
+// that ran first (its iterations counted, its levels listed first as "float32 ...").
 Solution<float> narrowed(const OtProblem<float>& problem, const SinkhornOptions& options,
-                         const Solution<double>& solved, const std::string& why) {
+                         const Solution<double>& solved, const std::string& why,
+                         const SinkhornReport* start = nullptr) {
   const auto& g = problem.geometry;
   Found<float> found{narrow(solved.f()),      narrow(solved.g()), narrow(solved.f_grad()),
                      narrow(solved.g_grad()), solved.report(),    solved.state().multiplier};
   found.report.working_dtype = "float64 (" + why + ")";
+  if (start != nullptr) {
+    auto& levels = found.report.levels;
+    for (auto level = start->levels.rbegin(); level != start->levels.rend(); ++level) {
+      levels.insert(levels.begin(), *level);
+      levels.front().name = "float32 " + level->name;
+    }
+    found.report.iterations += start->iterations;
+  }
   return make_solution(g, problem.marginals, make_weights(problem.a, g.n()),
                        make_weights(problem.b, g.m()), options.num_threads, std::move(found),
                        std::shared_ptr<Passes<float>>(std::make_shared<WidenedPasses>(solved)));
@@ -85,9 +97,28 @@ Solution<float> narrowed(const OtProblem<float>& problem, const SinkhornOptions&
 // A float32 problem solved in float64 (its points, weights and epsilon; the answer rounded
 // back): for epsilon below what float32 logits resolve to the tolerance.
 Solution<float> solve_in_double(const OtProblem<float>& problem, const SinkhornOptions& options,
-                                const std::string& why, const Registry& registry) {
+                                const std::string& why, const Registry& registry,
+                                const SinkhornReport* start = nullptr) {
   std::vector<double> a, b;
-  return narrowed(problem, options, sinkhorn_with(widened(problem, a, b), options, registry), why);
+  return narrowed(problem, options, sinkhorn_with(widened(problem, a, b), options, registry), why,
+                  start);
+}
+
+// The divergence of a float32 problem solved in float64 (its three problems), rounded back.
+DivergenceSolution<float> divergence_in_double(const OtProblem<float>& problem,
+                                               const SinkhornOptions& options,
+                                               const std::string& why, const Registry& registry) {
+  std::vector<double> a, b;
+  const DivergenceSolution<double> wide =
+      sinkhorn_divergence_with(widened(problem, a, b), options, registry);
+  auto s = std::make_shared<DivergenceState<float>>();
+  s->xy = narrowed(problem, options, wide.xy(), why);
+  s->f_aa = narrow(wide.f_aa());
+  s->g_bb = narrow(wide.g_bb());
+  s->f_aa_grad = narrow(wide.f_aa_grad());
+  s->g_bb_grad = narrow(wide.g_bb_grad());
+  s->loss = wide.loss();
+  return DivergenceSolution<float>(std::move(s));
 }
 
 // float32 potentials carry an absolute error of about epsilon 2^-24 (the LSE of nearly equal
@@ -122,11 +153,55 @@ void check_resolvable(const OtProblem<T>& problem) {
   throw InvalidInput(std::string("epsilon: ") + what);
 }
 
+// A float32 problem whose epsilon (or the schedule's smallest) lies below what float32 logits
+// resolve on its data: solved in float64 rather than refused, since float64 resolves it.
+// Returns why, or "" when float32 resolves it.
+std::string below_float32(const OtProblem<float>& problem, const SinkhornOptions& options) {
+  if (problem.geometry.empty()) return {};  // validate() names it
+  double eps = problem.epsilon;
+  for (double e : options.epsilons) eps = std::min(eps, e);
+  const double limit = resolvable_epsilon(problem);
+  if (!(eps < limit)) return {};
+  char why[200];
+  std::snprintf(why, sizeof why,
+                "epsilon %.3g is below %.3g, the smallest float32 logits resolve on this data", eps,
+                limit);
+  return why;
+}
+
+// A float32 problem whose logits would leave a marginal error above the tolerance: solved in
+// float32 to the tolerance of its own arithmetic, then finished in float64 from those
+// potentials (a warm start, so no annealing again). The float64 iterations correct what float32
+// rounding left; a float32 answer already within the tolerance takes one. The report counts
+// both stages' iterations and lists the float32 stages first.
+Solution<float> finish_in_double(const OtProblem<float>& problem, const SinkhornOptions& options,
+                                 const std::string& why, const Registry& registry) {
+  SinkhornReport start;
+  SinkhornOptions wide = options;
+  {
+    const Choice<float> choice = choose(registry, problem, options);
+    const Solution<float> f32 = choice.backend->solve(problem, options, choice.reason);
+    start = f32.report();
+    if (std::isfinite(start.loss)) {
+      wide.init_f.assign(f32.f().begin(), f32.f().end());
+      wide.init_g.assign(f32.g().begin(), f32.g().end());
+    }
+  }  // the float32 stage's passes are freed before the float64 ones are built
+  // max_iter bounds the iterations at the final epsilon of both stages together.
+  for (const auto& level : start.levels)
+    if (level.name == "final") wide.max_iter = std::max(1, wide.max_iter - level.iterations);
+  return solve_in_double(problem, wide, "finished from a float32 solve; " + why, registry, &start);
+}
+
 }  // namespace
 
 template <class T>
 Solution<T> sinkhorn_with(const OtProblem<T>& problem, const SinkhornOptions& options,
                           const Registry& registry) {
+  if constexpr (std::is_same_v<T, float>) {
+    const std::string why = below_float32(problem, options);
+    if (!why.empty()) return solve_in_double(problem, options, why, registry);
+  }
   validate(problem, options);
   check_resolvable(problem);
   if constexpr (std::is_same_v<T, float>) {
@@ -139,7 +214,7 @@ Solution<T> sinkhorn_with(const OtProblem<T>& problem, const SinkhornOptions& op
       std::snprintf(why, sizeof why,
                     "float32 logits would leave a marginal error of about %.2g at this epsilon",
                     floor);
-      return solve_in_double(problem, options, why, registry);
+      return finish_in_double(problem, options, why, registry);
     }
   }
   const Choice<T> choice = choose(registry, problem, options);
@@ -155,6 +230,10 @@ template <class T>
 DivergenceSolution<T> sinkhorn_divergence_with(const OtProblem<T>& problem,
                                                const SinkhornOptions& options,
                                                const Registry& registry) {
+  if constexpr (std::is_same_v<T, float>) {
+    const std::string why = below_float32(problem, options);
+    if (!why.empty()) return divergence_in_double(problem, options, why, registry);
+  }
   validate(problem, options);
   check_resolvable(problem);
   require(options.init_f.empty(), "init_f", "the divergence takes no warm start yet");
@@ -162,20 +241,7 @@ DivergenceSolution<T> sinkhorn_divergence_with(const OtProblem<T>& problem,
   DivergenceSolution<T> solution = choice.backend->divergence(problem, options, choice.reason);
   if constexpr (std::is_same_v<T, float>) {
     const std::string why = float32_value_floor(solution.loss(), problem.epsilon);
-    if (!why.empty()) {
-      // The three problems in float64, rounded back (see float32_value_floor).
-      std::vector<double> a, b;
-      const DivergenceSolution<double> wide =
-          sinkhorn_divergence_with(widened(problem, a, b), options, registry);
-      auto s = std::make_shared<DivergenceState<float>>();
-      s->xy = narrowed(problem, options, wide.xy(), why);
-      s->f_aa = narrow(wide.f_aa());
-      s->g_bb = narrow(wide.g_bb());
-      s->f_aa_grad = narrow(wide.f_aa_grad());
-      s->g_bb_grad = narrow(wide.g_bb_grad());
-      s->loss = wide.loss();
-      return DivergenceSolution<float>(std::move(s));
-    }
+    if (!why.empty()) return divergence_in_double(problem, options, why, registry);
   }
   return solution;
 }

@@ -29,13 +29,13 @@ double max_abs_diff(const std::vector<T>& u, const std::vector<T>& v) {
 
 }  // namespace
 
-// The marginal error that rounding the logits to T leaves: their magnitude reaches about
-// the cost's bound over the data (the folded row terms, or the cost itself) over epsilon, each
+// The marginal error that rounding the logits to T leaves: their terms reach about
+// logit_scale (the folded row terms and the dot product, or the cost itself) over epsilon, each
 // carries half an ulp of it, and a relative error of z in a weight is a relative error of
 // z ln 2 in its mass.
 template <class T>
 double precision_floor(const OtProblem<T>& problem) {
-  const double bound = problem.geometry.cost()->bound(support_diameter(problem));
+  const double bound = logit_scale(problem);
   return std::ldexp(1.0, -std::numeric_limits<T>::digits) * bound / problem.epsilon * kLog2e * kLn2;
 }
 
@@ -240,6 +240,14 @@ void Solver<T>::run_converge() {
   const bool relax = options_.acceleration == Acceleration::OverRelaxation;
   const bool anderson = !policy_.exact_blocks() && options_.acceleration == Acceleration::Anderson;
   double omega = 1.0, omega_cap = 1.95;  // the cap falls when relaxation stops helping
+  // A float32 solve that float64 iterations will finish (sinkhorn() where its rounding floor
+  // is above the tolerance's margin; not the divergence) stops at its plateau: below that
+  // floor, 50 iterations without a 10 % gain are rounding noise, which only the float64
+  // iterations remove.
+  const bool handover =
+      std::is_same_v<T, float> && !debias_ && precision_floor_ > 0.25 * options_.marginal_tol;
+  double plateau = std::numeric_limits<double>::infinity();
+  int plateau_at = 0;
   const int start = iterations_;
   // Anderson acts on the column potential: g <- G(F(g)) is the fixed-point map.
   Anderson mixer(anderson ? y_.n : 0, anderson ? 8 : 0);
@@ -260,6 +268,13 @@ void Solver<T>::run_converge() {
     if (e <= check_below) {
       if (report().converged) break;
       check_below = 0.8 * e;
+    }
+    if (e < 0.9 * plateau) {
+      plateau = e;
+      plateau_at = it;
+    } else if (handover && it - plateau_at >= 50 && plateau <= precision_floor_) {
+      stalled_ = true;
+      break;
     }
     if (e < 0.99 * best) {
       best = e;

@@ -28,14 +28,11 @@ void check_length(double v, const char* name) {
       "its square must be a normal double (between 1e-154 and 1e154), got " + std::to_string(v));
 }
 
-// The logits scale like D^p / epsilon (the cost's exponent p): beyond ~2^18 (float32) or
-// ~2^47 (float64) their rounding error exceeds ~1 % of a weight and the plan cannot be
-// resolved.
+// The logits' terms reach L = logit_scale(problem) / epsilon: beyond ~2^18 (float32) or ~2^47
+// (float64) their rounding error exceeds ~1 % of a weight and the plan cannot be resolved.
 template <class T>
-void check_resolvable(double eps, double diameter, const GroundCost& cost) {
-  const double p = cost.exponent();
-  const double scale = p == 2 ? diameter * diameter : std::pow(diameter, p);
-  const double limit = std::ldexp(scale, sizeof(T) == 4 ? -18 : -47);
+void check_resolvable(double eps, const OtProblem<T>& problem) {
+  const double limit = detail::resolvable_epsilon<T>(problem);
   if (eps >= limit) return;
   // Three significant digits: std::to_string's fixed six decimals print a tiny epsilon as 0.
   const auto g = [](double v) {
@@ -44,14 +41,23 @@ void check_resolvable(double eps, double diameter, const GroundCost& cost) {
     os << v;
     return os.str();
   };
-  throw InvalidInput("epsilon: " + g(eps) + " is too small for " +
-                     (sizeof(T) == 4 ? "float32" : "float64") + " on data of diameter " +
-                     g(diameter) + "; use epsilon >= " + g(limit) +
-                     " (blur >= " + g(std::pow(limit, 1.0 / p)) + ")" +
-                     (sizeof(T) == 4 ? " or float64 inputs" : ""));
+  const double p = problem.geometry.cost()->exponent();
+  throw InvalidInput(
+      "epsilon: " + g(eps) + " is too small for " + (sizeof(T) == 4 ? "float32" : "float64") +
+      " on this data (its logits' " + "terms reach " + g(logit_scale(problem)) +
+      " in cost units); use epsilon >= " + g(limit) + " (blur >= " + g(std::pow(limit, 1.0 / p)) +
+      ")" + (sizeof(T) == 4 ? " or float64 inputs" : ""));
 }
 
 }  // namespace
+
+template <class T>
+double detail::resolvable_epsilon(const OtProblem<T>& problem) {
+  return std::ldexp(logit_scale(problem), sizeof(T) == 4 ? -18 : -47);
+}
+
+template double detail::resolvable_epsilon(const OtProblem<float>&);
+template double detail::resolvable_epsilon(const OtProblem<double>&);
 
 void detail::check_equal_masses(double ma, double mb, const char* hint) {
   if (std::abs(ma - mb) > 1e-5 * std::max(ma, mb))
@@ -82,7 +88,7 @@ void validate(const OtProblem<T>& problem) {
         ma, mb, "balanced OT needs equal masses: normalise the weights or set reach");
   require(std::isfinite(problem.epsilon) && std::isnormal(problem.epsilon) && problem.epsilon > 0,
           "epsilon", "must be a positive normal number, got " + number(problem.epsilon));
-  check_resolvable<T>(problem.epsilon, support_diameter(problem), problem.geometry.cost().model());
+  check_resolvable(problem.epsilon, problem);
 }
 
 template <class T>
@@ -96,8 +102,7 @@ void validate(const OtProblem<T>& problem, const SinkhornOptions& options) {
   if (!options.epsilons.empty()) {
     require(options.epsilons.back() == problem.epsilon, "epsilons",
             "the last value must be the problem's epsilon (" + number(problem.epsilon) + ")");
-    check_resolvable<T>(*std::min_element(options.epsilons.begin(), options.epsilons.end()),
-                        support_diameter(problem), problem.geometry.cost().model());
+    check_resolvable(*std::min_element(options.epsilons.begin(), options.epsilons.end()), problem);
   }
   require(options.iterations >= 0, "iterations", "must be >= 0");
   require(options.check_every >= 1, "check_every", "must be >= 1");

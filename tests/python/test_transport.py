@@ -288,6 +288,24 @@ def test_float32_agrees_with_float64_wherever_it_says_converged(rng, scale):
         assert r32.report["working_dtype"].startswith("float64") and r32.converged
 
 
+@pytest.mark.parametrize("scale", [1e-3, 3e-3, 1e-2])
+def test_float32_matches_float64_down_to_a_thousandth_of_the_diameter(rng, scale):
+    # Below float32's floor (1e-3 here) the problem is solved in float64; above it, where
+    # float32's rounding would leave more than the tolerance, float64 iterations finish a
+    # float32 solve. Either way the answer is float64's and the report says so. (A tolerance of
+    # 1e-4 keeps two converged transport costs within 1e-4; at 1e-3 the diameter float64 needs
+    # more than max_iter iterations for it, so the default tolerance.)
+    x, y = rng.random((400, 2)), rng.random((300, 2)) + 0.1
+    tol = 1e-3 if scale < 2e-3 else 1e-4
+    kw = dict(blur=scale * np.sqrt(2 * 1.1**2), marginal_tol=tol, warn=False)
+    r64 = birkhoff.sinkhorn(x, y, **kw)
+    r32 = birkhoff.sinkhorn(x.astype(np.float32), y.astype(np.float32), **kw)
+    assert r64.converged and r32.converged
+    assert r32.report["working_dtype"].startswith("float64 ("), r32.report["working_dtype"]
+    assert r32.transport_cost == pytest.approx(r64.transport_cost, rel=1e-4)
+    assert r32.loss == pytest.approx(r64.loss, rel=1e-6)
+
+
 def test_a_blur_beyond_float64_is_refused_not_answered(rng):
     # blur 1e7 on data of diameter ~10: float64 potentials would be off by ~4e-2 in the loss.
     x, y = rng.standard_normal((50, 3)), rng.standard_normal((60, 3)) + 0.3

@@ -168,12 +168,19 @@ def test_options_out_of_range_name_the_option(kw, exc, argument):
         birkhoff.sinkhorn(x, y, **kw)
 
 
-def test_float32_refuses_an_epsilon_below_its_resolution():
+def test_float32_below_its_resolution_is_solved_in_float64_not_refused():
+    # blur 1e-3 is below what float32 logits resolve on this data: the float64 problem of the
+    # same numbers is solved instead, and the report says why.
     x, y = good(dtype=np.float32)
-    with pytest.raises(ValueError, match="^blur: .*float32"):
-        birkhoff.sinkhorn(x, y, blur=1e-5)
-    r = birkhoff.sinkhorn(x.astype(np.float64), y.astype(np.float64), blur=1e-5, warn=False)
-    assert np.isfinite(r.loss)
+    r = birkhoff.sinkhorn(x, y, blur=1e-3, warn=False)
+    assert r.report["working_dtype"].startswith("float64 (epsilon "), r.report["working_dtype"]
+    assert r.f.dtype == np.float32
+    r64 = birkhoff.sinkhorn(x.astype(np.float64), y.astype(np.float64), blur=1e-3, warn=False)
+    assert r.converged == r64.converged
+    assert r.loss == pytest.approx(r64.loss, rel=1e-6)
+    # float64's own floor is still an error naming blur.
+    with pytest.raises(ValueError, match="^blur: .*float64"):
+        birkhoff.sinkhorn(x, y, blur=1e-9)
 
 
 def test_self_potentials_are_none_without_debias():

@@ -64,10 +64,19 @@ struct OtProblem {
 template <class T>
 double support_diameter(const OtProblem<T>& problem);
 
+/// The largest magnitude (cost units) of the terms the kernels add up in a logit: the cost's
+/// bound at R_x + R_y, the largest distances of the weighted features from the centre the
+/// geometry subtracted. The rounding floors of the arithmetic scale with it; it is at most the
+/// cost's bound at the bounding-box diagonal, and far below it for high-dimensional data (the
+/// box's diagonal grows with d faster than the clouds' radii).
+template <class T>
+double logit_scale(const OtProblem<T>& problem);
+
 /// Checks a problem; throws birkhoff::InvalidInput naming the argument (`geometry`, `a`, `b`,
 /// `reach_a`, `reach_b`, `mass`, `epsilon`). Every entry point calls it first, so C++, the CLI and
-/// Python report the same errors. Epsilon must also be resolvable in T: above ~2^-18 D^2 in
-/// float32 and 2^-47 D^2 in float64, D the data's bounding-box diagonal.
+/// Python report the same errors. Epsilon must also be resolvable in T: above ~2^-18 L in
+/// float32 and 2^-47 L in float64, L = logit_scale(problem). sinkhorn() and
+/// sinkhorn_divergence() solve a float32 problem below the float32 limit in float64 instead.
 template <class T>
 void validate(const OtProblem<T>& problem);
 
