@@ -20,27 +20,11 @@ import os
 import time
 
 import numpy as np
+from _checks import marginal_error
 
 
 def cloud(n, d, shift, seed):
     return np.random.default_rng(seed).random((n, d)) + shift
-
-
-def marginal_error(x, y, f, g, eps, samples=1000, seed=0):
-    """Largest relative error of the cross plan's row and column sums over sampled points:
-    P_ij = exp((f_i + g_j - |x_i - y_j|^2 / 2) / eps) / (n m), each sampled row (column)
-    summed over all m (n) pairs in float64."""
-    rng = np.random.default_rng(seed)
-    n, m = len(x), len(y)
-    worst = 0.0
-    for rows, cols, h, k, w in ((x, y, f, g, m), (y, x, g, f, n)):
-        pick = rng.choice(len(rows), size=min(samples, len(rows)), replace=False)
-        for chunk in np.array_split(pick, max(1, len(pick) // 50)):
-            c = 0.5 * ((rows[chunk, None, :] - cols[None, :, :]) ** 2).sum(-1)
-            z = (h[chunk, None] + k[None, :] - c) / eps
-            mass = np.exp(z).sum(1) / w
-            worst = max(worst, float(np.abs(mass - 1).max()))
-    return worst
 
 
 def run(loss_fn, x, y, torch):
