@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "birkhoff/core/error.hpp"
@@ -81,6 +82,9 @@ namespace {
 // One multiscale run, shared by sinkhorn() and the divergence: the coarse problem on the block
 // centroids, the jump to the points by soft c-transforms, the fine solver on block-sparse
 // passes (started instead from the caller's potentials when options.init_f is given).
+// The relative mass of a row that the kept lists may leave out.
+double truncation_delta(const SinkhornOptions& options) { return 1e-2 * options.marginal_tol; }
+
 template <class T>
 struct FineRun {
   std::shared_ptr<BlockOrder<T>> order;
@@ -96,8 +100,8 @@ FineRun<T> run_multiscale(const OtProblem<T>& problem, const SinkhornOptions& op
   const int threads = resolve_threads(options.num_threads);
   const double cs = 0.5 * geom.cost()->kappa();
   FineRun<T> run;
-  run.order = std::make_shared<BlockOrder<T>>(
-      problem, options.block_size, 1e-2 * options.marginal_tol, threads, std::move(share));
+  run.order = std::make_shared<BlockOrder<T>>(problem, options.block_size,
+                                              truncation_delta(options), threads, std::move(share));
   const BlockOrder<T>& o = *run.order;
   const Blocks& bx = o.bx;
   const Blocks& by = o.by;
@@ -197,6 +201,45 @@ double certificate(BlockSparsePasses<T>& passes, Axis rows, Axis cols, const std
   return passes.certify(rows, cols, cand, ch, eps);
 }
 
+// The fraction of pairs a truncation of single entries would keep, estimated on kIdealRows
+// rows spread evenly over x: pair (i, j) counts when its plan entry is at least delta / m of
+// its row's weight, b_j exp((f_i + g_j - C_ij) / eps) >= delta / m, so the entries left out
+// carry at most delta of each row, the budget the kept block lists spend on whole blocks.
+template <class T>
+double ideal_fraction(const OtProblem<T>& problem, std::span<const T> f, std::span<const T> g,
+                      double delta, int threads) {
+  constexpr std::int64_t kIdealRows = 256;
+  const auto& geom = problem.geometry;
+  const std::int64_t n = geom.n(), m = geom.m(), d = geom.dim();
+  const auto x = geom.x(), y = geom.y();
+  const double cs = 0.5 * geom.cost()->kappa(), eps = problem.epsilon;
+  const Weights<T> b = make_weights(problem.b, m);
+  const std::int64_t rows = std::min(n, kIdealRows);
+  std::vector<double> log_bg(static_cast<std::size_t>(m));
+  for (std::int64_t j = 0; j < m; ++j) {
+    const double bj = b.w.empty() ? 1.0 / static_cast<double>(m)
+                                  : static_cast<double>(b.w[static_cast<std::size_t>(j)]);
+    log_bg[static_cast<std::size_t>(j)] =
+        std::log(bj) + static_cast<double>(g[static_cast<std::size_t>(j)]) / eps;
+  }
+  const double floor = std::log(delta / static_cast<double>(m));
+  std::int64_t kept = 0;
+#pragma omp parallel for num_threads(threads) reduction(+ : kept) schedule(static)
+  for (std::int64_t k = 0; k < rows; ++k) {
+    const std::int64_t i = k * n / rows;
+    const double fi = static_cast<double>(f[static_cast<std::size_t>(i)]) / eps;
+    for (std::int64_t j = 0; j < m; ++j) {
+      double s = 0;
+      for (std::int64_t c = 0; c < d; ++c) {
+        const double t = static_cast<double>(x(i, c)) - static_cast<double>(y(j, c));
+        s += t * t;
+      }
+      if (fi + log_bg[static_cast<std::size_t>(j)] - cs * s / eps >= floor) ++kept;
+    }
+  }
+  return static_cast<double>(kept) / static_cast<double>(rows * m);
+}
+
 // A block-order solution back in the caller's order and geometry, its plan read through the
 // block-sparse passes of the run; `bound` the certificate of the run's updates.
 template <class T>
@@ -219,6 +262,8 @@ Solution<T> in_caller_order(const OtProblem<T>& problem, const SinkhornOptions& 
   r.backend_reason = reason;
   r.truncation_bound = bound;
   r.kept_fraction = run.order->passes->kept_fraction();
+  r.ideal_fraction = ideal_fraction<T>(problem, found.f, found.g, truncation_delta(options),
+                                       resolve_threads(options.num_threads));
   r.levels.insert(r.levels.begin(), run.coarse.begin(), run.coarse.end());
   r.converged = r.converged && bound <= problem.epsilon * options.marginal_tol;
   return make_solution(

@@ -101,6 +101,8 @@ struct Describe<transport::SinkhornReport> {
         field("truncation_bound", &S::truncation_bound,
               "certified error (cost units) of a truncated update; 0 for dense"),
         field("kept_fraction", &S::kept_fraction, "pairs read per pass / (n m)"),
+        field("ideal_fraction", &S::ideal_fraction,
+              "multiscale: pairs whose plan entry passes the truncation / (n m), estimated"),
         field("levels", &S::levels, "the stages: coarse, anneal, final"),
     };
   }

@@ -383,6 +383,32 @@ OtProblem<double> plane_problem(std::int64_t n, std::int64_t m, const std::vecto
   return p;
 }
 
+TEST(MultiscaleBound, TheIdealFractionCountsThePlanEntriesWithinTheRowBudget) {
+  // With n <= 256 every row is counted: the ideal fraction is the share of plan entries of at
+  // least delta / m of their row's weight (delta = 1e-2 marginal_tol, the lists' row budget),
+  // read here off the plan, and never above the kept fraction (the kept blocks hold every such
+  // entry).
+  const std::int64_t n = 240, m = 200, d = 2;
+  const auto x = cloud(n, d, false, 0.0, 91), y = cloud(m, d, false, 0.2, 92);
+  const auto p = testing::make_problem(x, n, y, m, d, 0.01);
+  SinkhornOptions o;
+  o.block_size = 16;
+  o.backend = Backend::Multiscale;
+  const auto r = sinkhorn(p, o);
+  ASSERT_TRUE(r.converged());
+  const auto plan = r.dense_plan();
+  const double delta = 1e-2 * o.marginal_tol;
+  std::int64_t count = 0;
+  for (double v : plan) count += v >= delta / static_cast<double>(n * m) ? 1 : 0;
+  const double ideal = r.report().ideal_fraction;
+  EXPECT_NEAR(ideal, static_cast<double>(count) / static_cast<double>(n * m),
+              5.0 / static_cast<double>(n * m));
+  EXPECT_GT(ideal, 0.0);
+  EXPECT_LT(ideal, r.report().kept_fraction);
+  o.backend = Backend::Dense;
+  EXPECT_EQ(sinkhorn(p, o).report().ideal_fraction, 0.0);
+}
+
 TEST(MultiscalePlan, ProductsMarginalsMapAndGradientsMatchTheDensePlan) {
   // The solution of a multiscale solve reads its plan through the block-sparse passes of the
   // solve: every product agrees with the dense backend's solution within the tolerance.
