@@ -44,6 +44,7 @@ from ._torch_autograd import (
 )
 from ._torch_barycenter import TorchBarycenterResult, barycenter
 from ._torch_c_transform import c_transform, inverse_hvp
+from ._torch_fixed_barycenter import TorchFixedBarycenterResult, fixed_support_barycenter
 from ._torch_inputs import (
     _labels,
     _points,
@@ -57,9 +58,11 @@ from ._torch_problems import fused_gromov_wasserstein, gromov_wasserstein, slice
 __all__ = [
     "SamplesLoss",
     "TorchBarycenterResult",
+    "TorchFixedBarycenterResult",
     "TorchSinkhornResult",
     "barycenter",
     "c_transform",
+    "fixed_support_barycenter",
     "fused_gromov_wasserstein",
     "gromov_wasserstein",
     "inverse_hvp",
