@@ -17,6 +17,7 @@ from .barycenter import (  # noqa: E402
     barycenter,
     fixed_support_barycenter,
 )
+from .c_transform import CTransformResult, c_transform  # noqa: E402
 from .coarsen import Coarsening, coarsen  # noqa: E402
 from .gromov import (  # noqa: E402
     GraphGromovResult,
@@ -41,9 +42,11 @@ from .transport import (  # noqa: E402
 __all__ = [
     "Alignment",
     "BarycenterResult",
+    "CTransformResult",
     "align",
     "align_score",
     "barycenter",
+    "c_transform",
     "datasets",
     "Coarsening",
     "FixedBarycenterResult",
