@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/core/system.hpp"
@@ -259,18 +260,62 @@ void apply_plan(const detail::SolutionState<T>& s, MatrixView<const T> v, Matrix
 
 }  // namespace
 
+namespace {
+
+// The float64 solution a float32 one was solved as (SolutionState::wide), or null.
+template <class T>
+const Solution<double>* wide_of(const detail::SolutionState<T>& s) {
+  if constexpr (std::is_same_v<T, float>) return s.wide.get();
+  return nullptr;
+}
+
+template <class T>
+std::vector<T> narrowed(const std::vector<double>& v) {
+  return {v.begin(), v.end()};
+}
+
+template <class T>
+Gradients<T> narrowed(const Gradients<double>& g) {
+  return {narrowed<T>(g.x), narrowed<T>(g.y), narrowed<T>(g.a), narrowed<T>(g.b)};
+}
+
+// out = P v (or P^T v) through the float64 solution: v widened, the rows rounded back.
+template <class T>
+void apply_wide(const Solution<double>& wide, MatrixView<const T> v, MatrixView<T> out,
+                bool transpose) {
+  std::vector<double> vw(static_cast<std::size_t>(v.rows * v.cols));
+  for (std::int64_t i = 0; i < v.rows; ++i)
+    for (std::int64_t k = 0; k < v.cols; ++k)
+      vw[static_cast<std::size_t>(i * v.cols + k)] = static_cast<double>(v(i, k));
+  std::vector<double> ow(static_cast<std::size_t>(out.rows * out.cols));
+  const MatrixView<const double> vv(vw.data(), v.rows, v.cols);
+  const MatrixView<double> ov(ow.data(), out.rows, out.cols);
+  if (transpose)
+    wide.apply_transpose(vv, ov);
+  else
+    wide.apply(vv, ov);
+  for (std::int64_t i = 0; i < out.rows; ++i)
+    for (std::int64_t k = 0; k < out.cols; ++k)
+      out.row(i)[k] = static_cast<T>(ow[static_cast<std::size_t>(i * out.cols + k)]);
+}
+
+}  // namespace
+
 template <class T>
 void Solution<T>::apply(MatrixView<const T> v, MatrixView<T> out) const {
+  if (const auto* wide = wide_of(*state_)) return apply_wide(*wide, v, out, false);
   apply_plan(*state_, v, out, false, "v");
 }
 
 template <class T>
 void Solution<T>::apply_transpose(MatrixView<const T> u, MatrixView<T> out) const {
+  if (const auto* wide = wide_of(*state_)) return apply_wide(*wide, u, out, true);
   apply_plan(*state_, u, out, true, "u");
 }
 
 template <class T>
 std::vector<T> Solution<T>::row_marginal() const {
+  if (const auto* wide = wide_of(*state_)) return narrowed<T>(wide->row_marginal());
   const auto& s = *state_;
   std::vector<T> mass;
   const auto x = s.x(), y = s.y();
@@ -280,6 +325,7 @@ std::vector<T> Solution<T>::row_marginal() const {
 
 template <class T>
 std::vector<T> Solution<T>::col_marginal() const {
+  if (const auto* wide = wide_of(*state_)) return narrowed<T>(wide->col_marginal());
   const auto& s = *state_;
   std::vector<T> mass;
   const auto x = s.x(), y = s.y();
@@ -289,6 +335,7 @@ std::vector<T> Solution<T>::col_marginal() const {
 
 template <class T>
 std::vector<T> Solution<T>::barycentric_map() const {
+  if (const auto* wide = wide_of(*state_)) return narrowed<T>(wide->barycentric_map());
   const auto& s = *state_;
   const std::int64_t n = s.geometry.n(), m = s.geometry.m(), d = s.geometry.dim();
   const auto centre = s.geometry.centre();
@@ -322,6 +369,7 @@ std::vector<T> Solution<T>::barycentric_map() const {
 
 template <class T>
 std::vector<T> Solution<T>::dense_plan() const {
+  if (const auto* wide = wide_of(*state_)) return narrowed<T>(wide->dense_plan());
   const auto& s = *state_;
   const std::int64_t n = s.geometry.n(), m = s.geometry.m(), d = s.geometry.dim();
   const double eps = s.report.epsilon;
@@ -348,6 +396,7 @@ std::vector<T> Solution<T>::dense_plan() const {
 
 template <class T>
 Gradients<T> Solution<T>::gradients() const {
+  if (const auto* wide = wide_of(*state_)) return narrowed<T>(wide->gradients());
   const auto& s = *state_;
   const detail::MarginalPolicy policy(s.marginals);
   const double eps = s.report.epsilon;
@@ -414,6 +463,8 @@ std::span<const T> DivergenceSolution<T>::g_bb_grad() const {
 
 template <class T>
 Gradients<T> DivergenceSolution<T>::gradients() const {
+  if constexpr (std::is_same_v<T, float>)
+    if (state_->wide) return narrowed<T>(state_->wide->gradients());
   const auto& d = *state_;
   const auto& s = d.xy.state();
   Gradients<T> out = d.xy.gradients();

@@ -28,6 +28,10 @@ struct SolutionState {
   // and the geometry are in place). Every rank of a distributed run holds all points, so its
   // products are dense and local.
   std::shared_ptr<Passes<T>> plan;
+  // A float32 problem solved in float64: its products (marginals, map, gradients, plan
+  // products) are those of this float64 solution, rounded; its own potentials are rounded to
+  // float32 and at small epsilon no longer resolve the plan. Null otherwise.
+  std::shared_ptr<const Solution<double>> wide;
   void attach_plan() {
     plan = dense_backend<T>().passes(x(), y(), kappa(), resolve_threads(num_threads));
   }
@@ -52,7 +56,8 @@ struct Found {
 template <class T>
 Solution<T> make_solution(const PointCloud<T>& geometry, const Marginals& marginals, Weights<T> a,
                           Weights<T> b, int num_threads, Found<T> found,
-                          std::shared_ptr<Passes<T>> plan = nullptr) {
+                          std::shared_ptr<Passes<T>> plan = nullptr,
+                          std::shared_ptr<const Solution<double>> wide = nullptr) {
   auto s = std::make_shared<SolutionState<T>>();
   s->geometry = geometry;
   s->marginals = marginals;
@@ -68,6 +73,7 @@ Solution<T> make_solution(const PointCloud<T>& geometry, const Marginals& margin
   s->report = std::move(found.report);
   s->multiplier = found.multiplier;
   s->plan = std::move(plan);
+  s->wide = std::move(wide);
   if (!s->plan) s->attach_plan();
   return Solution<T>(std::move(s));
 }
@@ -77,6 +83,7 @@ struct DivergenceState {
   Solution<T> xy;
   std::vector<T> f_aa, g_bb, f_aa_grad, g_bb_grad;
   double loss = 0;
+  std::shared_ptr<const DivergenceSolution<double>> wide;  // as SolutionState::wide
 };
 
 }  // namespace birkhoff::transport::detail

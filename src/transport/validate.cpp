@@ -42,11 +42,12 @@ void check_resolvable(double eps, const OtProblem<T>& problem) {
     return os.str();
   };
   const double p = problem.geometry.cost()->exponent();
+  // The front ends name the argument blur: the message gives both scales.
   throw InvalidInput(
-      "epsilon: " + g(eps) + " is too small for " + (sizeof(T) == 4 ? "float32" : "float64") +
-      " on this data (its logits' " + "terms reach " + g(logit_scale(problem)) +
-      " in cost units); use epsilon >= " + g(limit) + " (blur >= " + g(std::pow(limit, 1.0 / p)) +
-      ")" + (sizeof(T) == 4 ? " or float64 inputs" : ""));
+      "epsilon: too small for " + std::string(sizeof(T) == 4 ? "float32" : "float64") +
+      " on this data: epsilon = " + g(eps) + " (blur " + g(std::pow(eps, 1.0 / p)) + ") is below " +
+      g(limit) + " (blur " + g(std::pow(limit, 1.0 / p)) + "), where its logits' terms reach " +
+      g(logit_scale(problem)) + " cost units" + (sizeof(T) == 4 ? "; use float64 inputs" : ""));
 }
 
 }  // namespace

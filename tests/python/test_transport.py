@@ -306,6 +306,44 @@ def test_float32_matches_float64_down_to_a_thousandth_of_the_diameter(rng, scale
     assert r32.loss == pytest.approx(r64.loss, rel=1e-6)
 
 
+def test_a_float32_result_solved_in_float64_reads_its_plan_in_float64():
+    # Below float32's floor the potentials are returned rounded to float32, which no longer
+    # resolve the plan at this epsilon (their marginals were 8 times the tolerance off); the
+    # marginals, map and gradients are those of the float64 solution.
+    rng = np.random.default_rng(1)
+    x = rng.random((300, 2)).astype(np.float32)
+    y = (rng.random((200, 2)) + 0.2).astype(np.float32)
+    r = birkhoff.sinkhorn(x, y, blur=1e-3, warn=False)
+    r64 = birkhoff.sinkhorn(x.astype(np.float64), y.astype(np.float64), blur=1e-3, warn=False)
+    assert r.converged and r.report["working_dtype"].startswith("float64 (epsilon ")
+    assert np.abs(r.row_marginal() - 1 / 300).sum() <= 1e-3 * (1 + 1e-4)
+    assert np.abs(r.col_marginal() - 1 / 200).sum() <= 1e-3 * (1 + 1e-4)
+    gx, gx64 = r.gradients()[0], r64.gradients()[0]
+    assert np.abs(gx - gx64).max() <= 1e-4 * np.abs(gx64).max()
+    assert np.abs(r.barycentric_map() - r64.barycentric_map()).max() <= 1e-5
+
+
+def test_a_float32_solve_finished_in_float64_is_as_accurate_as_a_float64_solve():
+    # The float32 stage stops at the fixed point of its perturbed kernel; the float64 stage
+    # iterates to a quarter of the tolerance, so the answer's gradient and map are no further
+    # from the exact solution's than a float64 solve's to the tolerance (before: 1.4 % against
+    # 0.12 % on the gradient).
+    rng = np.random.default_rng(1)
+    x = rng.random((300, 2)).astype(np.float32)
+    y = (rng.random((200, 2)) + 0.2).astype(np.float32)
+    wide = [v.astype(np.float64) for v in (x, y)]
+    exact = birkhoff.sinkhorn(*wide, blur=0.01, marginal_tol=1e-5)
+    r32 = birkhoff.sinkhorn(x, y, blur=0.01)
+    r64 = birkhoff.sinkhorn(*wide, blur=0.01)
+    assert r32.report["working_dtype"].startswith("float64 (finished from a float32 solve")
+    assert r32.converged and r64.converged and exact.converged
+    scale = np.abs(exact.gradients()[0]).max()
+    for what in (lambda r: r.gradients()[0], lambda r: r.barycentric_map()):
+        error32 = np.abs(what(r32) - what(exact)).max()
+        error64 = np.abs(what(r64) - what(exact)).max()
+        assert error32 <= max(error64, 1e-4 * scale)
+
+
 def test_a_blur_beyond_float64_is_refused_not_answered(rng):
     # blur 1e7 on data of diameter ~10: float64 potentials would be off by ~4e-2 in the loss.
     x, y = rng.standard_normal((50, 3)), rng.standard_normal((60, 3)) + 0.3
