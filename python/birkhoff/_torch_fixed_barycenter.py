@@ -27,6 +27,9 @@ __all__ = ["TorchFixedBarycenterResult", "fixed_support_barycenter"]
 class TorchFixedBarycenterResult:
     """The result of :func:`birkhoff.torch.fixed_support_barycenter`.
 
+    Besides the attributes below it holds ``iterations``, ``converged`` and
+    ``marginal_error``, as :class:`birkhoff.FixedBarycenterResult` does.
+
     Attributes:
         points (Tensor (n, d)): the fixed support, as given.
         weights (Tensor (n,)): the barycenter's weights q*, of the measures' total mass. Not
@@ -34,8 +37,6 @@ class TorchFixedBarycenterResult:
         loss (Tensor, 0-d): sum_k w_k S_eps(q*, measure k), differentiable in the support, the
             clouds, their weights and ``weights`` of the measures (envelope theorem at q*).
         losses (list of Tensor, 0-d): each measure's term, differentiable likewise.
-        iterations (int), converged (bool), marginal_error (float): as
-            :class:`birkhoff.FixedBarycenterResult`.
     """
 
     def __init__(self, **fields):
