@@ -90,6 +90,18 @@ TEST(BackendSeam, TheSolverVisitsThePairsThroughTheRegisteredBackendOnly) {
   EXPECT_EQ(div.xy().report().backend_reason, "fewer than 1e8 pairs");
 }
 
+TEST(BackendSeam, AutoPicksMultiscaleWhateverTheKeptFractionUpToDimensionEight) {
+  // A blur of the data's size keeps every block pair; multiscale still pays (fewer iterations).
+  SinkhornOptions o;
+  testing::Instance<double> wide(10000, 10000, 3, 5, true);
+  const auto chosen = detail::choose(detail::Registry::local(), wide.problem(1.0), o);
+  EXPECT_EQ(chosen.kind, Backend::Multiscale) << chosen.reason;
+  testing::Instance<double> high(10000, 10000, 9, 5, true);
+  const auto dense = detail::choose(detail::Registry::local(), high.problem(1.0), o);
+  EXPECT_EQ(dense.kind, Backend::Dense);
+  EXPECT_EQ(dense.reason, "dimension above 8");
+}
+
 TEST(BackendSeam, ARegistryWithoutMultiscaleRefusesItByNameAndAutoSaysWhy) {
   // 1e4 x 1e4 points in the plane at a small blur: auto's rules pick multiscale (choose()
   // only judges, nothing is solved).
