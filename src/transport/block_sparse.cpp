@@ -227,25 +227,34 @@ void BlockSparsePasses<T>::build(Lists& l, Axis rows, Axis cols, const std::vect
       std::int64_t open = -1, best_j = -1;
       double best_value = -kInf;
       const double ar = fr.alpha[static_cast<std::size_t>(i)] + fr.rho[static_cast<std::size_t>(i)];
-      for (std::int64_t j = 0; j < nc; ++j) {
-        bool keep = false;
-        if (near[static_cast<std::size_t>(j / kGroup)]) {
+      // Column superblocks that are not near are skipped whole (they close an open range).
+      for (std::int64_t gj = 0; gj < xc.groups; ++gj) {
+        const std::int64_t j0 = gj * kGroup, j1 = std::min(nc, j0 + kGroup);
+        if (!near[static_cast<std::size_t>(gj)]) {
+          if (open >= 0) {
+            out.push_back(open);
+            out.push_back(j0);
+            open = -1;
+          }
+          continue;
+        }
+        for (std::int64_t j = j0; j < j1; ++j) {
           const double u = pair_bound(
               d, ar, fr.u.data() + i * d, xr.centre.data() + i * d, xr.half.data() + i * d,
               fc.alpha[static_cast<std::size_t>(j)] + fc.rho[static_cast<std::size_t>(j)],
               fc.u.data() + j * d, xc.centre.data() + j * d, xc.half.data() + j * d, cs_);
           const double value = bc.log_mass[static_cast<std::size_t>(j)] + u / eps;
-          keep = value >= t;
+          const bool keep = value >= t;
           if (value > best_value || best_j < 0) {
             best_value = value;
             best_j = j;
           }
-        }
-        if (keep && open < 0) open = j;
-        if (!keep && open >= 0) {
-          out.push_back(open);
-          out.push_back(j);
-          open = -1;
+          if (keep && open < 0) open = j;
+          if (!keep && open >= 0) {
+            out.push_back(open);
+            out.push_back(j);
+            open = -1;
+          }
         }
       }
       if (open >= 0) {

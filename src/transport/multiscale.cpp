@@ -94,7 +94,7 @@ struct FineRun {
 
 template <class T>
 FineRun<T> run_multiscale(const OtProblem<T>& problem, const SinkhornOptions& options, bool debias,
-                          std::shared_ptr<const RowShare<T>> share) {
+                          std::shared_ptr<const RowShare<T>> share, double recurse_pairs) {
   validate(problem, options);
   const auto& geom = problem.geometry;
   const int threads = resolve_threads(options.num_threads);
@@ -141,15 +141,35 @@ FineRun<T> run_multiscale(const OtProblem<T>& problem, const SinkhornOptions& op
   co.max_iter = 500;
   co.num_threads = options.num_threads;
   co.progress = options.progress;
-  Solver<T> coarse_solver(coarse, co, debias, dense_backend<T>());
-  coarse_solver.run();
   std::optional<DivergenceSolution<T>> coarse_div;
-  if (debias) coarse_div = coarse_solver.divergence();
-  const Solution<T> cs_sol = debias ? coarse_div->xy() : coarse_solver.result();
+  std::optional<Solution<T>> coarse_sol;
+  // A coarse problem of many centroids is itself solved on blocks of its centroids (one level
+  // more); dense passes would cost it bx.count * by.count pairs per pass. Each rank of a
+  // distributed run solves it whole, so its bits do not depend on the number of ranks.
+  if (static_cast<double>(bx.count) * static_cast<double>(by.count) >= recurse_pairs &&
+      bx.count > 2 * options.block_size && by.count > 2 * options.block_size) {
+    co.backend = Backend::Multiscale;
+    co.block_size = options.block_size;
+    if (debias)
+      coarse_div = multiscale_divergence<T>(coarse, co, "coarse level", nullptr, recurse_pairs);
+    else
+      coarse_sol = multiscale_sinkhorn<T>(coarse, co, "coarse level", nullptr, recurse_pairs);
+  } else {
+    Solver<T> coarse_solver(coarse, co, debias, dense_backend<T>());
+    coarse_solver.run();
+    if (debias)
+      coarse_div = coarse_solver.divergence();
+    else
+      coarse_sol = coarse_solver.result();
+  }
+  const Solution<T> cs_sol = debias ? coarse_div->xy() : *coarse_sol;
+  // The coarse levels of a recursive coarse solve come first, then its own solve.
+  for (const LevelReport& lv : cs_sol.report().levels)
+    if (lv.name.rfind("coarse", 0) == 0) run.coarse.push_back(lv);
   run.coarse.push_back(
       {"coarse",
        cs_sol.report().levels.empty() ? eps_jump : cs_sol.report().levels.front().epsilon_start,
-       eps_jump, cs_sol.report().iterations, 1.0});
+       eps_jump, cs_sol.report().iterations, cs_sol.report().kept_fraction});
 
   // Jump: the fine potentials are the soft c-transforms of the coarse ones at eps_jump (the
   // self potentials of the divergence likewise, from their own coarse problems).
@@ -276,9 +296,9 @@ Solution<T> in_caller_order(const OtProblem<T>& problem, const SinkhornOptions& 
 
 template <class T>
 Solution<T> multiscale_sinkhorn(const OtProblem<T>& problem, const SinkhornOptions& options,
-                                const std::string& reason,
-                                std::shared_ptr<const RowShare<T>> share) {
-  FineRun<T> run = run_multiscale(problem, options, false, std::move(share));
+                                const std::string& reason, std::shared_ptr<const RowShare<T>> share,
+                                double recurse_pairs) {
+  FineRun<T> run = run_multiscale(problem, options, false, std::move(share), recurse_pairs);
   const Solution<T> sorted = run.solver->result();
   const auto& st = sorted.state();
   auto& passes = *run.order->passes;
@@ -295,8 +315,9 @@ template <class T>
 DivergenceSolution<T> multiscale_divergence(const OtProblem<T>& problem,
                                             const SinkhornOptions& options,
                                             const std::string& reason,
-                                            std::shared_ptr<const RowShare<T>> share) {
-  FineRun<T> run = run_multiscale(problem, options, true, std::move(share));
+                                            std::shared_ptr<const RowShare<T>> share,
+                                            double recurse_pairs) {
+  FineRun<T> run = run_multiscale(problem, options, true, std::move(share), recurse_pairs);
   const DivergenceSolution<T> sorted = run.solver->divergence();
   const auto& st = sorted.xy().state();
   auto& passes = *run.order->passes;
@@ -353,20 +374,22 @@ template class BlockOrderPasses<float>;
 template class BlockOrderPasses<double>;
 template DivergenceSolution<float> multiscale_divergence(const OtProblem<float>&,
                                                          const SinkhornOptions&, const std::string&,
-                                                         std::shared_ptr<const RowShare<float>>);
+                                                         std::shared_ptr<const RowShare<float>>,
+                                                         double);
 template DivergenceSolution<double> multiscale_divergence(const OtProblem<double>&,
                                                           const SinkhornOptions&,
                                                           const std::string&,
-                                                          std::shared_ptr<const RowShare<double>>);
+                                                          std::shared_ptr<const RowShare<double>>,
+                                                          double);
 template std::shared_ptr<const BackendImpl<float>> multiscale_backend(
     std::shared_ptr<const RowShare<float>>);
 template std::shared_ptr<const BackendImpl<double>> multiscale_backend(
     std::shared_ptr<const RowShare<double>>);
 template Solution<float> multiscale_sinkhorn(const OtProblem<float>&, const SinkhornOptions&,
                                              const std::string&,
-                                             std::shared_ptr<const RowShare<float>>);
+                                             std::shared_ptr<const RowShare<float>>, double);
 template Solution<double> multiscale_sinkhorn(const OtProblem<double>&, const SinkhornOptions&,
                                               const std::string&,
-                                              std::shared_ptr<const RowShare<double>>);
+                                              std::shared_ptr<const RowShare<double>>, double);
 
 }  // namespace birkhoff::transport::detail

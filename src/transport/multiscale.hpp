@@ -61,12 +61,19 @@ class BlockOrderPasses final : public Passes<T> {
   std::mutex mutex_;  // a rebuild of the lists must not race another product
 };
 
+/// Coarse problems of at least this many centroid pairs are solved multiscale themselves (a
+/// level more), not dense: at 1e6 points in blocks of 32 the dense coarse passes would read
+/// 1e9 pairs each.
+inline constexpr double kRecursePairs = 1.6e7;
+
 /// sinkhorn() with the multiscale backend (`reason` goes to the report); `share` splits the
-/// solve's passes over processes (the solution's products are then local).
+/// solve's passes over processes (the solution's products are then local); `recurse_pairs` the
+/// size from which coarse problems get a level of their own (tests lower it).
 template <class T>
 Solution<T> multiscale_sinkhorn(const OtProblem<T>& problem, const SinkhornOptions& options,
                                 const std::string& reason,
-                                std::shared_ptr<const RowShare<T>> share = nullptr);
+                                std::shared_ptr<const RowShare<T>> share = nullptr,
+                                double recurse_pairs = kRecursePairs);
 
 /// sinkhorn_divergence() with the multiscale backend: the three problems solved together on
 /// block-sparse passes (the self passes too), each certified.
@@ -74,7 +81,8 @@ template <class T>
 DivergenceSolution<T> multiscale_divergence(const OtProblem<T>& problem,
                                             const SinkhornOptions& options,
                                             const std::string& reason,
-                                            std::shared_ptr<const RowShare<T>> share = nullptr);
+                                            std::shared_ptr<const RowShare<T>> share = nullptr,
+                                            double recurse_pairs = kRecursePairs);
 
 /// The multiscale backend, its passes shared out by `share` (null: one process).
 template <class T>

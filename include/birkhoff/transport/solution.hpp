@@ -20,7 +20,7 @@ struct DivergenceState;
 /// One stage of a solve: the coarse epsilon-scaling on block centroids, the block-sparse
 /// annealing on the points, or the iterations at the final epsilon.
 struct LevelReport {
-  std::string name;          ///< "coarse", "anneal" or "final"
+  std::string name;  ///< "coarse" (one per coarse level, coarsest first), "anneal" or "final"
   double epsilon_start = 0;  ///< first epsilon of the stage (cost units)
   double epsilon_end = 0;    ///< last epsilon of the stage
   int iterations = 0;        ///< alternating iterations (f and g updates) in the stage

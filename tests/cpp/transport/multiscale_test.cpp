@@ -383,6 +383,44 @@ OtProblem<double> plane_problem(std::int64_t n, std::int64_t m, const std::vecto
   return p;
 }
 
+TEST(MultiscaleLevels, AManyBlockCoarseProblemIsSolvedOnBlocksOfItsOwn) {
+  // 1500 points in blocks of 16: 94 centroids per side. With the recursion threshold lowered
+  // below 94^2 centroid pairs the coarse problem is itself solved multiscale (two coarse
+  // levels in the report), as 1e6 points are by default; the answer is the dense backend's
+  // within the bound, and so is the divergence.
+  const std::int64_t n = 1500, m = 1400, d = 2;
+  const auto x = cloud(n, d, false, 0.0, 41), y = cloud(m, d, false, 0.2, 42);
+  const auto p = testing::make_problem(x, n, y, m, d, 0.05);
+  SinkhornOptions o;
+  o.marginal_tol = 1e-6;
+  o.block_size = 16;
+  o.backend = Backend::Multiscale;
+  const auto deep = detail::multiscale_sinkhorn<double>(p, o, "test", nullptr, 4e3);
+  const auto flat = detail::multiscale_sinkhorn<double>(p, o, "test");
+  o.backend = Backend::Dense;
+  const auto dense = sinkhorn(p, o);
+  ASSERT_TRUE(deep.converged()) << deep.report().marginal_error;
+  ASSERT_TRUE(dense.converged()) << dense.report().marginal_error;
+  auto coarse_levels = [](const SinkhornReport& r) {
+    return std::count_if(r.levels.begin(), r.levels.end(),
+                         [](const LevelReport& l) { return l.name == "coarse"; });
+  };
+  EXPECT_EQ(coarse_levels(deep.report()), 2);
+  EXPECT_EQ(coarse_levels(flat.report()), 1);
+  EXPECT_LT(deep.report().levels[1].kept_fraction, 1.0);
+  const double bound = deep.report().truncation_bound;
+  EXPECT_LE(max_diff_up_to_constant(deep.f(), dense.f()), bound + 1e-4 * p.epsilon);
+  EXPECT_LE(max_diff_up_to_constant(deep.g(), dense.g()), bound + 1e-4 * p.epsilon);
+  EXPECT_NEAR(deep.loss(), dense.loss(), 1e-5 * std::abs(dense.loss()) + bound);
+  const auto div_dense = sinkhorn_divergence(p, o);
+  o.backend = Backend::Multiscale;
+  const auto div_deep = detail::multiscale_divergence<double>(p, o, "test", nullptr, 4e3);
+  ASSERT_TRUE(div_deep.xy().converged());
+  EXPECT_EQ(coarse_levels(div_deep.xy().report()), 2);
+  EXPECT_NEAR(div_deep.loss(), div_dense.loss(),
+              1e-5 * std::abs(div_dense.loss()) + 4 * div_deep.xy().report().truncation_bound);
+}
+
 TEST(MultiscaleBound, TheIdealFractionCountsThePlanEntriesWithinTheRowBudget) {
   // With n <= 256 every row is counted: the ideal fraction is the share of plan entries of at
   // least delta / m of their row's weight (delta = 1e-2 marginal_tol, the lists' row budget),
