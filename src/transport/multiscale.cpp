@@ -141,31 +141,29 @@ FineRun<T> run_multiscale(const OtProblem<T>& problem, const SinkhornOptions& op
   co.max_iter = 500;
   co.num_threads = options.num_threads;
   co.progress = options.progress;
-  std::optional<DivergenceSolution<T>> coarse_div;
-  std::optional<Solution<T>> coarse_sol;
   // A coarse problem of many centroids is itself solved on blocks of its centroids (one level
   // more); dense passes would cost it bx.count * by.count pairs per pass. Each rank of a
   // distributed run solves it whole, so its bits do not depend on the number of ranks.
-  if (static_cast<double>(bx.count) * static_cast<double>(by.count) >= recurse_pairs &&
-      bx.count > 2 * options.block_size && by.count > 2 * options.block_size) {
+  const bool deeper =
+      static_cast<double>(bx.count) * static_cast<double>(by.count) >= recurse_pairs &&
+      bx.count > 2 * options.block_size && by.count > 2 * options.block_size;
+  if (deeper) {
     co.backend = Backend::Multiscale;
     co.block_size = options.block_size;
-    if (debias)
-      coarse_div = multiscale_divergence<T>(coarse, co, "coarse level", nullptr, recurse_pairs);
-    else
-      coarse_sol = multiscale_sinkhorn<T>(coarse, co, "coarse level", nullptr, recurse_pairs);
-  } else {
-    Solver<T> coarse_solver(coarse, co, debias, dense_backend<T>());
-    coarse_solver.run();
-    if (debias)
-      coarse_div = coarse_solver.divergence();
-    else
-      coarse_sol = coarse_solver.result();
   }
+  const std::string why = "coarse level";
+  std::optional<DivergenceSolution<T>> coarse_div;
+  std::optional<Solution<T>> coarse_sol;
+  if (debias)
+    coarse_div = deeper ? multiscale_divergence<T>(coarse, co, why, nullptr, recurse_pairs)
+                        : dense_backend<T>().divergence(coarse, co, why);
+  else
+    coarse_sol = deeper ? multiscale_sinkhorn<T>(coarse, co, why, nullptr, recurse_pairs)
+                        : dense_backend<T>().solve(coarse, co, why);
   const Solution<T> cs_sol = debias ? coarse_div->xy() : *coarse_sol;
-  // The coarse levels of a recursive coarse solve come first, then its own solve.
+  // The coarse levels of a deeper coarse solve come first, then its own solve.
   for (const LevelReport& lv : cs_sol.report().levels)
-    if (lv.name.rfind("coarse", 0) == 0) run.coarse.push_back(lv);
+    if (lv.name == "coarse") run.coarse.push_back(lv);
   run.coarse.push_back(
       {"coarse",
        cs_sol.report().levels.empty() ? eps_jump : cs_sol.report().levels.front().epsilon_start,
