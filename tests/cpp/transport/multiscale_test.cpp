@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ostream>
 #include <random>
 #include <string>
 
@@ -63,6 +64,12 @@ struct Case {
   bool clustered, uniform;
   double blur;  // relative to the diameter
 };
+
+// The case as CTest's test names show it (the default prints its bytes, padding included).
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << "d=" << c.d << (c.clustered ? " clustered" : " uniform")
+      << (c.uniform ? " uniform weights" : " random weights") << " blur=" << c.blur;
+}
 
 class MultiscaleBackend : public ::testing::TestWithParam<Case> {};
 
