@@ -48,7 +48,8 @@ struct BarycenterResult {
 ///   X_i <- sum_k weights_k (T_k Y_k)_i / b_i,
 /// T_k the entropic OT plan between (X, b) and (Y_k, a_k) at epsilon with the squared Euclidean
 /// cost, each a streamed Sinkhorn solve (converged to marginal_tol, warm-started from the
-/// previous iteration's potentials): POT's free_support_sinkhorn_barycenter, in
+/// previous iteration's potentials when the support moved by an RMS of at most a fifth of the
+/// blur sqrt(epsilon)): POT's free_support_sinkhorn_barycenter, in
 /// O((n + max m_k) d) memory.
 ///
 /// @param clouds K >= 1 point clouds (m_k, d), finite, of one dimension d.
