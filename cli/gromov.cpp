@@ -20,6 +20,7 @@ struct GromovArgs {
   std::string source, target, weights_a, weights_b, features_x, features_y, init, output;
   double epsilon = 0.1;
   bool gradient = false, plan = false, json = false, quiet = false;
+  bool dtype_given = false;  // --dtype on the command line
   transport::GromovOptions options;
 };
 
@@ -47,6 +48,10 @@ void run(const GromovArgs& args) {
   if (!args.weights_b.empty()) b = load_vector<double>(args.weights_b, "--weights-b", converted);
   note_conversions(converted, args.json);
   transport::GromovOptions o = args.options;
+  // float32 files select float32 inner solves unless --dtype says otherwise (as in Python).
+  const auto narrow = [](const Matrix& m) { return m.array.converted_from == io::DType::Float32; };
+  if (!args.dtype_given && narrow(x) && narrow(y) && (fx.rows == 0 || (narrow(fx) && narrow(fy))))
+    o.dtype = transport::InnerDtype::Float32;
   ProgressBar bar(args.quiet || args.json);
   o.progress = bar.callback();
   const auto r = transport::gromov_wasserstein(
@@ -56,7 +61,7 @@ void run(const GromovArgs& args) {
       t0.rows ? view(t0, "--init") : MatrixView<const double>{}, args.gradient, args.plan);
   if (!args.output.empty()) write_npz(args.output, r);
   const double seconds = seconds_since(start);
-  report_gromov(r, args.options, !args.features_x.empty(),
+  report_gromov(r, o, !args.features_x.empty(),
                 {{"n", x.rows}, {"m", y.rows}, {"converted", converted}}, args.json, seconds);
 }
 
@@ -86,7 +91,8 @@ void add_gromov_command(CLI::App& app) {
                 "with --output: grad_x, grad_y (and the features' gradients)");
   cmd->add_flag("--plan", args->plan, "with --output: the dense plan (n, m)");
   add_report_flags(cmd, args->json, args->quiet);
-  cmd->callback([args] {
+  cmd->callback([args, cmd] {
+    args->dtype_given = cmd->get_option("--dtype")->count() > 0;
     require(args->output.empty() ? !(args->gradient || args->plan) : true,
             args->gradient ? "--gradient" : "--plan", "needs --output FILE.npz");
     try {

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
+#include <type_traits>
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
@@ -24,6 +26,7 @@ struct Lifted {
   MatrixView<const double> z;
   Matrix lift, dual;
   std::vector<double> w;  // the weights (uniform filled in)
+  bool uniform = false;   // no weights given
 
   Lifted(MatrixView<const double> points, std::span<const double> weights)
       : n(points.rows), d(points.cols), e(points.cols + 2), z(points) {
@@ -31,6 +34,7 @@ struct Lifted {
     dual.resize(static_cast<std::size_t>(n * e));
     w.assign(static_cast<std::size_t>(n), 1.0 / static_cast<double>(n));
     if (!weights.empty()) w.assign(weights.begin(), weights.end());
+    uniform = weights.empty();
     for (std::int64_t i = 0; i < n; ++i) {
       const double* zi = z.row(i);
       double s = 0;
@@ -188,6 +192,56 @@ double radius(MatrixView<const double> z, const std::vector<double>& centre) {
   return std::sqrt(r);
 }
 
+// An inner solve's plan in the arithmetic it ran in; its products take and give float64.
+class InnerPlan {
+ public:
+  InnerPlan() = default;
+  explicit InnerPlan(Solution<double> s) : wide_(std::move(s)) {}
+  explicit InnerPlan(Solution<float> s) : narrow_(std::move(s)) {}
+
+  const SinkhornReport& report() const { return wide_ ? wide_->report() : narrow_->report(); }
+  bool converged() const { return report().converged; }
+  const Solution<double>* wide() const { return wide_ ? &*wide_ : nullptr; }
+  const Solution<float>* narrow() const { return narrow_ ? &*narrow_ : nullptr; }
+
+  // out (n, k) = P v for v (m, k).
+  void apply(MatrixView<const double> v, MatrixView<double> out) const {
+    if (wide_) return wide_->apply(v, out);
+    product(v, out,
+            [&](MatrixView<const float> vf, MatrixView<float> of) { narrow_->apply(vf, of); });
+  }
+  // out (m, k) = P^T u for u (n, k).
+  void apply_transpose(MatrixView<const double> u, MatrixView<double> out) const {
+    if (wide_) return wide_->apply_transpose(u, out);
+    product(u, out, [&](MatrixView<const float> uf, MatrixView<float> of) {
+      narrow_->apply_transpose(uf, of);
+    });
+  }
+  std::vector<double> dense_plan() const {
+    if (wide_) return wide_->dense_plan();
+    const std::vector<float> p = narrow_->dense_plan();
+    return {p.begin(), p.end()};
+  }
+
+ private:
+  template <class Fn>
+  static void product(MatrixView<const double> in, MatrixView<double> out, Fn&& fn) {
+    std::vector<float> i(static_cast<std::size_t>(in.rows * in.cols)),
+        o(static_cast<std::size_t>(out.rows * out.cols));
+    for (std::int64_t r = 0; r < in.rows; ++r)
+      for (std::int64_t c = 0; c < in.cols; ++c)
+        i[static_cast<std::size_t>(r * in.cols + c)] = static_cast<float>(in(r, c));
+    fn(MatrixView<const float>{i.data(), in.rows, in.cols},
+       MatrixView<float>{o.data(), out.rows, out.cols});
+    for (std::int64_t r = 0; r < out.rows; ++r)
+      for (std::int64_t c = 0; c < out.cols; ++c)
+        out(r, c) = o[static_cast<std::size_t>(r * out.cols + c)];
+  }
+
+  std::optional<Solution<double>> wide_;
+  std::optional<Solution<float>> narrow_;
+};
+
 // The problem's fixed parts, and one run of the outer loop from an initial linearisation.
 class Gromov {
  public:
@@ -229,6 +283,13 @@ class Gromov {
       for (std::int64_t c = 0; c < df_; ++c) row[c] = sf * fx(i, c);
       for (std::int64_t c = 0; c < px_.e; ++c)
         row[df_ + c] = sg * px_.lift[static_cast<std::size_t>(i * px_.e + c)];
+    }
+    if (o.dtype == InnerDtype::Float32) {
+      // Uniform weights stay implicit: 1/n rounded to float32 would leave the two masses
+      // unequal by about 1e-8, a floor under the float64 finish's marginal error.
+      u32_.assign(u_.begin(), u_.end());
+      if (!px_.uniform) w32x_.assign(px_.w.begin(), px_.w.end());
+      if (!py_.uniform) w32y_.assign(py_.w.begin(), py_.w.end());
     }
   }
 
@@ -283,7 +344,7 @@ class Gromov {
   }
 
   struct Run {
-    Solution<double> plan;
+    InnerPlan plan;
     std::vector<double> column_terms;  // |v_j|^2 of the plan's solve
     Matrix applied;                    // P V (n x vcols)
     double loss = 0, gw = 0, feature = 0;
@@ -374,8 +435,7 @@ class Gromov {
   // (1 - w) |fx_i - fy_j|^2 + 2 w M_ij by terms of i alone and j alone: the same plan. Warm
   // started from `warm`'s potentials when given; `column_terms` holds the |v_j|^2 of the
   // previous solve and receives this one's.
-  Solution<double> solve(const Matrix& k, const Solution<double>* warm,
-                         std::vector<double>& column_terms) const {
+  InnerPlan solve(const Matrix& k, const InnerPlan* warm, std::vector<double>& column_terms) const {
     const std::int64_t n = px_.n, m = py_.n, ex = px_.e, ey = py_.e, e = df_ + ex;
     const double sf = std::sqrt(1 - w_), sg = std::sqrt(2 * w_);
     Matrix v(static_cast<std::size_t>(m * e));
@@ -391,20 +451,45 @@ class Gromov {
       }
       for (std::int64_t c = 0; c < e; ++c) terms[static_cast<std::size_t>(j)] += row[c] * row[c];
     }
+    const auto adjust = [&](SinkhornOptions& so) {
+      // g moved by the change of its column terms |v_j|^2 (which the plan does not see): what
+      // is left to iterate is the change of <u_i, v_j>.
+      if (warm != nullptr)
+        for (std::size_t j = 0; j < so.init_g.size(); ++j)
+          so.init_g[j] += terms[j] - column_terms[j];
+      column_terms = std::move(terms);
+    };
+    if (o_.dtype == InnerDtype::Float32) {
+      const std::vector<float> vf(v.begin(), v.end());
+      OtProblem<float> problem;
+      problem.geometry =
+          PointCloud<float>({u32_.data(), n, e}, {vf.data(), m, e}, Cost::sqeuclidean());
+      problem.a = w32x_;
+      problem.b = w32y_;
+      problem.epsilon = eps_;
+      SinkhornOptions so = detail::inner_options(o_.marginal_tol, o_.inner_max_iter, o_.num_threads,
+                                                 warm_of<float>(warm), o_.backend);
+      adjust(so);
+      return InnerPlan(sinkhorn(problem, so));
+    }
     OtProblem<double> problem;
     problem.geometry = PointCloud<double>({u_.data(), n, e}, {v.data(), m, e}, Cost::sqeuclidean());
     problem.a = px_.w;
     problem.b = py_.w;
     problem.epsilon = eps_;
-    SinkhornOptions so =
-        detail::inner_options(o_.marginal_tol, o_.inner_max_iter, o_.num_threads, warm, o_.backend);
-    if (warm != nullptr) {
-      // g moved by the change of its column terms |v_j|^2 (which the plan does not see): what
-      // is left to iterate is the change of <u_i, v_j>.
-      for (std::size_t j = 0; j < so.init_g.size(); ++j) so.init_g[j] += terms[j] - column_terms[j];
-    }
-    column_terms = std::move(terms);
-    return sinkhorn(problem, so);
+    SinkhornOptions so = detail::inner_options(o_.marginal_tol, o_.inner_max_iter, o_.num_threads,
+                                               warm_of<double>(warm), o_.backend);
+    adjust(so);
+    return InnerPlan(sinkhorn(problem, so));
+  }
+
+  template <class T>
+  static const Solution<T>* warm_of(const InnerPlan* warm) {
+    if (warm == nullptr) return nullptr;
+    if constexpr (std::is_same_v<T, float>)
+      return warm->narrow();
+    else
+      return warm->wide();
   }
 
   // The objective at the plan whose products are r.applied and whose K is `k`.
@@ -475,6 +560,7 @@ class Gromov {
   std::vector<double> alpha_, beta_;
   Matrix v_;  // the columns the plan is applied to
   Matrix u_;  // the row features of every inner solve: [sqrt(1 - w) fx_i, sqrt(2 w) phi_i]
+  std::vector<float> u32_, w32x_, w32y_;  // u_ and the weights in float32 (dtype float32)
 };
 
 }  // namespace
@@ -533,6 +619,7 @@ GromovResult gromov_wasserstein(MatrixView<const double> x, MatrixView<const dou
   out.converged = best.converged;
   out.marginal_error = best.plan.report().marginal_error;
   out.backend = best.plan.report().backend;
+  out.working_dtype = best.plan.report().working_dtype;
   require(std::isfinite(out.loss), "epsilon",
           "the solve overflowed (loss " + std::to_string(out.loss) + "): raise epsilon");
   if (gradients) {

@@ -235,7 +235,9 @@ def test_cli_writes_what_python_returns(rng, tmp_path):
         np.testing.assert_array_equal(saved[name], getattr(r, name))
     params = inspect.signature(birkhoff.fused_gromov_wasserstein).parameters
     for option, value in report["options"].items():
-        if option != "alpha":
+        if option == "dtype":  # both follow the inputs' dtype by default
+            assert params[option].default is None and value == "float64"
+        elif option != "alpha":
             assert params[option].default == value, option
     bad = subprocess.run(
         ["birkhoff", "gw", tmp_path / "x.npy", tmp_path / "y.npy", "--init", tmp_path / "fx.npy"],
@@ -274,3 +276,62 @@ def test_the_multiscale_inner_backend_gives_the_dense_answer(rng):
     assert (dense.backend, multi.backend) == ("dense", "multiscale")
     with pytest.raises(ValueError, match="^backend"):
         birkhoff.gromov_wasserstein(x, y, backend="gpu")
+
+
+@pytest.mark.parametrize("backend", ["dense", "multiscale"])
+def test_float32_inner_solves_give_the_float64_answer(rng, backend):
+    # float32 logits resolve this epsilon to 1e-4 (no float64 finish): the objective and the
+    # gradients move by about the inner tolerance, not by float32's rounding of the points.
+    x = rng.uniform(size=(600, 3))
+    y = rng.uniform(size=(500, 2)) * np.array([0.8, 1.2])
+    opts = dict(epsilon=0.05, max_iter=5, tol=0, marginal_tol=1e-4, backend=backend)
+    wide = birkhoff.gromov_wasserstein(x, y, gradients=True, **opts)
+    narrow = birkhoff.gromov_wasserstein(x, y, gradients=True, dtype="float32", **opts)
+    assert (wide.working_dtype, narrow.working_dtype) == ("float64", "float32")
+    assert narrow.loss == pytest.approx(wide.loss, rel=1e-4)
+    scale = np.abs(wide.grad_x).max()
+    np.testing.assert_allclose(narrow.grad_x, wide.grad_x, atol=1e-3 * scale)
+    assert narrow.marginal_error <= 1e-4
+    # float32 points select float32 inner solves; dtype overrides either way.
+    x32, y32 = x.astype(np.float32), y.astype(np.float32)
+    assert birkhoff.gromov_wasserstein(x32, y32, **opts).working_dtype == "float32"
+    assert birkhoff.gromov_wasserstein(x32, y, **opts).working_dtype == "float64"
+    assert birkhoff.gromov_wasserstein(x32, y32, dtype="float64", **opts).working_dtype == (
+        "float64"
+    )
+
+
+def test_float32_inner_solves_finish_in_float64_below_their_floor(rng):
+    # At marginal_tol 1e-9 float32 logits cannot get there: each solve is finished in float64,
+    # and says so, with the float64 answer to the rounding of the inner costs' features to
+    # float32 (2^-24 relative).
+    x, y = _clouds(rng)
+    opts = dict(epsilon=0.5, max_iter=3, tol=0, marginal_tol=1e-9)
+    wide = birkhoff.gromov_wasserstein(x, y, **opts)
+    narrow = birkhoff.gromov_wasserstein(x, y, dtype="float32", **opts)
+    assert narrow.working_dtype.startswith("float64 (finished from a float32 solve")
+    assert narrow.marginal_error <= 1e-9
+    assert narrow.loss == pytest.approx(wide.loss, rel=1e-6)
+
+
+def test_bad_dtype_is_named():
+    x = np.random.default_rng(0).normal(size=(4, 3))
+    with pytest.raises(ValueError, match="^dtype:"):
+        birkhoff.gromov_wasserstein(x, x, dtype="float16")
+    with pytest.raises(TypeError, match="^dtype:"):
+        birkhoff.gromov_wasserstein(x, x, dtype=np.float32)
+
+
+def test_torch_float32_tensors_solve_in_float32(rng):
+    torch = pytest.importorskip("torch")
+    import birkhoff.torch as bt
+
+    x, y = _clouds(rng, 30, 25)
+    xt = torch.tensor(x, dtype=torch.float32, requires_grad=True)
+    opts = dict(epsilon=10.0, marginal_tol=1e-4)  # float32 logits reach this tolerance here
+    r = bt.gromov_wasserstein(xt, torch.tensor(y, dtype=torch.float32), **opts)
+    r.loss.backward()
+    assert r.working_dtype == "float32" and r.loss.dtype == torch.float32
+    ref = birkhoff.gromov_wasserstein(x, y, gradients=True, **opts)
+    assert r.loss.item() == pytest.approx(ref.loss, rel=1e-4)
+    np.testing.assert_allclose(xt.grad.numpy(), ref.grad_x, atol=1e-3 * np.abs(ref.grad_x).max())

@@ -22,6 +22,8 @@ inline constexpr EnumName<transport::Acceleration> kAccelerationNames[] = {
     {"none", transport::Acceleration::None},
     {"over-relaxation", transport::Acceleration::OverRelaxation},
     {"anderson", transport::Acceleration::Anderson}};
+inline constexpr EnumName<transport::InnerDtype> kInnerDtypeNames[] = {
+    {"float64", transport::InnerDtype::Float64}, {"float32", transport::InnerDtype::Float32}};
 inline constexpr EnumName<transport::Update> kUpdateNames[] = {
     {"symmetric", transport::Update::Symmetric}, {"alternating", transport::Update::Alternating}};
 
@@ -171,6 +173,10 @@ struct Describe<transport::GromovOptions> {
         field("inner_max_iter", &S::inner_max_iter, "each inner solve's iteration budget"),
         field("backend", &S::backend, "the inner solves' backend: auto, dense or multiscale",
               kBackendNames),
+        field("dtype", &S::dtype,
+              "the inner solves' arithmetic: float64 or float32 (finished in float64 where "
+              "float32 cannot reach marginal_tol)",
+              kInnerDtypeNames),
         field("num_threads", &S::num_threads, "OpenMP threads (0 = OpenMP's default)"),
     };
   }
@@ -196,6 +202,7 @@ struct Describe<transport::GromovResult> {
         field("converged", &S::converged, "tol met and the last inner solve converged"),
         field("marginal_error", &S::marginal_error, "relative marginal error of the final plan"),
         field("backend", &S::backend, "the last inner solve's backend"),
+        field("working_dtype", &S::working_dtype, "the last inner solve's arithmetic"),
         field("best_init", &S::best_init, "the initial plan kept (0: the product plan)"),
         field("losses", &S::losses, "each initial plan's final loss"),
     };

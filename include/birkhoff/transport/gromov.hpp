@@ -11,6 +11,9 @@
 
 namespace birkhoff::transport {
 
+/// The arithmetic of the inner Sinkhorn solves.
+enum class InnerDtype { Float64, Float32 };
+
 /// Settings of entropic (fused) Gromov-Wasserstein.
 struct GromovOptions {
   /// Fused GW: the weight of the structure term, in [0, 1]; the objective is
@@ -33,6 +36,10 @@ struct GromovOptions {
   /// The inner solves' backend: auto (multiscale for large low-dimensional problems, as
   /// sinkhorn()), dense or multiscale.
   Backend backend = Backend::Auto;
+  /// The inner solves' arithmetic: float64, or float32 (twice the pairs per second; a solve
+  /// whose float32 logits cannot reach marginal_tol is finished in float64, as sinkhorn() does
+  /// with float32 points). The outer loop, the objective and the gradients stay in float64.
+  InnerDtype dtype = InnerDtype::Float64;
   /// OpenMP threads; 0 = default. Results do not depend on it.
   int num_threads = 0;
   /// Called once per outer iteration with stage "gromov"; return false to cancel.
@@ -60,6 +67,9 @@ struct GromovResult {
   double marginal_error = 0;
   /// The backend of the last inner solve ("dense" or "multiscale").
   std::string backend;
+  /// The last inner solve's arithmetic ("float64", "float32", or "float64 (why)" when a
+  /// float32 solve was finished in float64).
+  std::string working_dtype;
   /// Which initial plan was kept (0: the product plan), and each one's final loss.
   int best_init = 0;
   std::vector<double> losses;

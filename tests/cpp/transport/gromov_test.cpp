@@ -57,6 +57,37 @@ TEST(Gromov, ObjectiveIsTheQuarticSumOverThePlan) {
   EXPECT_LT(r.marginal_error, 1e-11);
 }
 
+TEST(Gromov, Float32InnerSolvesKeepTheObjectiveAndThePlan) {
+  // The quartic sum over the float32 plan (dense, in float64) is the reported objective, and
+  // both are the float64 run's within the inner tolerance.
+  const std::int64_t n = 60, m = 50;
+  const Vec x = points(n, 3, 11), y = points(m, 2, 12);
+  GromovOptions o;
+  o.max_iter = 4;
+  o.tol = 0;
+  o.marginal_tol = 1e-4;
+  const auto wide = gromov_wasserstein({x.data(), n, 3}, {y.data(), m, 2}, {}, {}, 10.0, o, {}, {},
+                                       {}, false, true);
+  o.dtype = InnerDtype::Float32;
+  const auto narrow = gromov_wasserstein({x.data(), n, 3}, {y.data(), m, 2}, {}, {}, 10.0, o, {},
+                                         {}, {}, false, true);
+  EXPECT_EQ(wide.working_dtype, "float64");
+  EXPECT_EQ(narrow.working_dtype, "float32");
+  EXPECT_LE(narrow.marginal_error, 1e-4);
+  EXPECT_NEAR(narrow.loss, wide.loss, 1e-4 * wide.loss);
+  double value = 0;
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < m; ++j)
+      for (std::int64_t k = 0; k < n; ++k)
+        for (std::int64_t l = 0; l < m; ++l)
+          value += std::pow(sq(x, 3, i, k) - sq(y, 2, j, l), 2) * narrow.plan[i * m + j] *
+                   narrow.plan[k * m + l];
+  // The plan's marginals are a, b to 1e-4, which the marginal terms inherit.
+  EXPECT_NEAR(narrow.loss, value, 5e-4 * value);
+  for (std::size_t e = 0; e < wide.plan.size(); ++e)
+    EXPECT_NEAR(narrow.plan[e], wide.plan[e], 1e-3 / static_cast<double>(n * m));
+}
+
 TEST(Gromov, RigidMotionsChangeNothing) {
   const std::int64_t n = 20, m = 15;
   const Vec x = points(n, 2, 3), y = points(m, 2, 4);
