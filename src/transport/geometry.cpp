@@ -133,8 +133,26 @@ PointCloud<U> PointCloud<T>::cast() const {
   b->centre = a.centre;
   b->x = to(a.x);
   b->y = to(a.y);
-  b->x_sqnorm = to(a.x_sqnorm);
-  b->y_sqnorm = to(a.y_sqnorm);
+  // The folded row terms are recomputed from the cast coordinates: float32 ones carried into a
+  // float64 geometry would shift every standard potential by their rounding (2^-24 of
+  // kappa/2 |x - c|^2), which the plan read from f, g and the exact cost then shows.
+  const GroundCost& model = a.cost.model();
+  const bool dot = model.form() == CostForm::DotProduct;
+  auto folded = [&](const std::vector<U>& pts, std::int64_t rows) {
+    std::vector<U> out(static_cast<std::size_t>(rows), U(0));
+    if (!dot) return out;
+    for (std::int64_t i = 0; i < rows; ++i) {
+      double sum = 0;
+      for (std::int64_t k = 0; k < a.d; ++k) {
+        const double v = static_cast<double>(pts[static_cast<std::size_t>(i * a.d + k)]);
+        sum += v * v;
+      }
+      out[static_cast<std::size_t>(i)] = static_cast<U>(0.5 * model.kappa() * sum);
+    }
+    return out;
+  };
+  b->x_sqnorm = folded(b->x, a.n);
+  b->y_sqnorm = folded(b->y, a.m);
   b->x_scale = a.x_scale;
   b->y_scale = a.y_scale;
   b->num_labels = a.num_labels;

@@ -285,6 +285,34 @@ TEST(Converge, Float32BelowItsFloorIsSolvedInFloat64) {
   EXPECT_NEAR(d32.loss(), sinkhorn_divergence(p64).loss(), 1e-6 * std::abs(d32.loss()));
 }
 
+TEST(Converge, Float32SolvedInFloat64KeepsItsPlanOnItsMarginals) {
+  // The dense plan, read from the potentials and the exact cost, has the marginals the report
+  // states. (float32 folded row terms carried into the float64 solve once shifted each
+  // potential by their rounding: row sums 6e-4 off at this scale and epsilon.)
+  testing::Instance<float> f(60, 50, 3, 9, /*uniform=*/true);
+  for (auto& v : f.x) v *= 4;
+  for (auto& v : f.y) v *= 4;
+  SinkhornOptions o;
+  o.marginal_tol = 1e-6;
+  const auto r = sinkhorn(f.problem(0.05), o);
+  ASSERT_EQ(r.report().working_dtype.rfind("float64 (", 0), 0u) << r.report().working_dtype;
+  ASSERT_TRUE(r.converged());
+  const std::vector<float> plan = r.dense_plan();
+  double error = 0;
+  for (std::int64_t i = 0; i < f.n; ++i) {
+    double row = 0;
+    for (std::int64_t j = 0; j < f.m; ++j) row += plan[static_cast<std::size_t>(i * f.m + j)];
+    error += std::abs(row - 1.0 / static_cast<double>(f.n));
+  }
+  for (std::int64_t j = 0; j < f.m; ++j) {
+    double col = 0;
+    for (std::int64_t i = 0; i < f.n; ++i) col += plan[static_cast<std::size_t>(i * f.m + j)];
+    error += std::abs(col - 1.0 / static_cast<double>(f.m));
+  }
+  // Both marginals' L1 errors, against the reported one plus the plan's float32 rounding.
+  EXPECT_LE(error, 2 * r.report().marginal_error + 1e-6);
+}
+
 TEST(Precision, TheLogitScaleBoundsEveryCostAndFollowsTheCloudsRadii) {
   // logit_scale bounds C over all weighted pairs (|x - y| <= |x - c| + |y - c|), never exceeds
   // the bounding-box bound, and in high dimension lies far below it: the box's diagonal grows
