@@ -114,11 +114,22 @@ def _points(obj, name):
     return np.ascontiguousarray(arr, dtype=np.float64)
 
 
+def _is_float32(array):
+    """Whether an array or tensor holds float32 (either byte order)."""
+    dtype = getattr(array, "dtype", None)
+    if str(dtype) == "torch.float32":
+        return True
+    return isinstance(dtype, np.dtype) and dtype.kind == "f" and dtype.itemsize == 4
+
+
 def _inner_dtype(dtype, arrays):
     """The inner solves' arithmetic: as asked, else float32 when every input is float32."""
     if dtype is None:
-        kinds = {str(getattr(v, "dtype", "")).removeprefix("torch.") for v in arrays}
-        return "float32" if kinds == {"float32"} else "float64"
+        return "float32" if all(_is_float32(v) for v in arrays) else "float64"
+    if str(dtype) in ("torch.float32", "torch.float64"):
+        return str(dtype).removeprefix("torch.")
+    if isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
+        dtype = np.dtype(dtype).name
     if not isinstance(dtype, str):
         raise TypeError(f"dtype: must be a str ('float32' or 'float64') or None, got {dtype!r}")
     if dtype not in ("float32", "float64"):

@@ -308,9 +308,13 @@ def test_float32_inner_solves_finish_in_float64_below_their_floor(rng):
     x, y = _clouds(rng)
     opts = dict(epsilon=0.5, max_iter=3, tol=0, marginal_tol=1e-9)
     wide = birkhoff.gromov_wasserstein(x, y, **opts)
-    narrow = birkhoff.gromov_wasserstein(x, y, dtype="float32", **opts)
+    narrow = birkhoff.gromov_wasserstein(x, y, dtype="float32", return_plan=True, **opts)
     assert narrow.working_dtype.startswith("float64 (finished from a float32 solve")
     assert narrow.marginal_error <= 1e-9
+    # The plan has the marginals reported (to the float32 rounding of its entries).
+    p = narrow.plan
+    error = np.abs(p.sum(1) - 1 / len(x)).sum() + np.abs(p.sum(0) - 1 / len(y)).sum()
+    assert error <= 2 * narrow.marginal_error + 1e-6
     assert narrow.loss == pytest.approx(wide.loss, rel=1e-6)
 
 
@@ -318,8 +322,23 @@ def test_bad_dtype_is_named():
     x = np.random.default_rng(0).normal(size=(4, 3))
     with pytest.raises(ValueError, match="^dtype:"):
         birkhoff.gromov_wasserstein(x, x, dtype="float16")
+    with pytest.raises(ValueError, match="^dtype:"):
+        birkhoff.gromov_wasserstein(x, x, dtype=np.float16)
     with pytest.raises(TypeError, match="^dtype:"):
-        birkhoff.gromov_wasserstein(x, x, dtype=np.float32)
+        birkhoff.gromov_wasserstein(x, x, dtype=32)
+
+
+def test_dtype_objects_and_big_endian_float32_select_float32():
+    x = np.random.default_rng(1).normal(size=(30, 3))
+    opts = dict(epsilon=10.0, marginal_tol=1e-4)
+    want = birkhoff.gromov_wasserstein(x, x, dtype="float32", **opts)
+    assert want.working_dtype == "float32"
+    for dtype in (np.float32, np.dtype("float32")):
+        assert birkhoff.gromov_wasserstein(x, x, dtype=dtype, **opts).loss == want.loss
+    little, big = x.astype("<f4"), x.astype(">f4")
+    got = birkhoff.gromov_wasserstein(big, big, **opts)
+    assert got.working_dtype == "float32"
+    assert got.loss == birkhoff.gromov_wasserstein(little, little, **opts).loss
 
 
 def test_torch_float32_tensors_solve_in_float32(rng):

@@ -175,7 +175,8 @@ struct Describe<transport::GromovOptions> {
               kBackendNames),
         field("dtype", &S::dtype,
               "the inner solves' arithmetic: float64 or float32 (finished in float64 where "
-              "float32 cannot reach marginal_tol)",
+              "float32 cannot reach marginal_tol); the CLI and Python pick float32 when every "
+              "input array is float32",
               kInnerDtypeNames),
         field("num_threads", &S::num_threads, "OpenMP threads (0 = OpenMP's default)"),
     };
