@@ -231,8 +231,9 @@ def gromov_wasserstein(
             "multiscale". The plan products that form the linearisation read the same plan.
         dtype: the inner solves' arithmetic, "float32" (about twice the pairs per second; a
             solve float32 cannot bring to ``marginal_tol`` is finished in float64, as
-            :func:`birkhoff.sinkhorn` does) or "float64"; None (default): float32 when the
-            points (and features) are all float32. The outer loop stays in float64.
+            :func:`birkhoff.sinkhorn` does) or "float64", or the numpy / torch dtype; None
+            (default): float32 when the points (and features) are all float32. The outer loop
+            stays in float64. Raises ValueError for another name, TypeError for another type.
         gradients: also grad_x, grad_y (the final plan held fixed, POT's convention).
         return_plan: also the dense (n, m) plan.
         num_threads: OpenMP threads, 0 = OpenMP's default. Results do not depend on it.
