@@ -24,17 +24,20 @@ namespace {
 
 namespace {
 
-// An (n, d) float or integer array of a .npy file (a vector reads as (n, 1)).
-Matrix read_matrix(const std::string& path, const std::string& what) {
+// An (n, d) array of a .npy file (a vector reads as (n, 1)); integer arrays when `integers`.
+Matrix read_matrix(const std::string& path, const std::string& what, bool integers) {
   Matrix m;
   try {
     m.array = io::read_npy(path);
   } catch (const InvalidInput& e) {
     rethrow_named(e, what);
   }
-  if (!io::is_float(m.array.dtype) && !io::is_integer(m.array.dtype))
-    throw InvalidType(what + ": " + path + " holds " + io::dtype_name(m.array.dtype) +
-                      "; expected a float or integer array");
+  const bool ok = m.array.dtype == io::DType::Float32 || m.array.dtype == io::DType::Float64 ||
+                  (integers && io::is_integer(m.array.dtype));
+  if (!ok)
+    throw InvalidType(
+        what + ": " + path + " holds " + io::dtype_name(m.array.dtype) +
+        (integers ? "; expected a float or integer array" : "; expected float32 or float64"));
   if (m.array.shape.size() == 1) m.array.shape.push_back(1);
   require(m.array.shape.size() == 2, what,
           path + " must hold a 2-D (n, d) array, got " + std::to_string(m.array.shape.size()) +
@@ -47,14 +50,12 @@ Matrix read_matrix(const std::string& path, const std::string& what) {
 }  // namespace
 
 Matrix load_matrix(const std::string& path, const std::string& what) {
-  Matrix m = read_matrix(path, what);
-  if (io::is_integer(m.array.dtype)) m.array.convert(io::DType::Float64, what);
-  return m;
+  return read_matrix(path, what, false);
 }
 
 Matrix load_double_matrix(const std::string& path, const std::string& what,
-                          std::map<std::string, std::string>& converted) {
-  Matrix m = read_matrix(path, what);
+                          std::map<std::string, std::string>& converted, bool integers) {
+  Matrix m = read_matrix(path, what, integers);
   if (!m.is_double()) {
     m.array.convert(io::DType::Float64, what);
     converted[what] = m.array.conversion();
@@ -66,9 +67,10 @@ std::map<std::string, std::string> unify_dtypes(Matrix& x, Matrix& y, const char
                                                 const char* what_y) {
   std::map<std::string, std::string> converted;
   for (auto [m, what] : {std::pair{&x, what_x}, std::pair{&y, what_y}}) {
-    if (x.array.dtype != y.array.dtype && !m->is_double())
+    if (x.array.dtype != y.array.dtype && !m->is_double()) {
       m->array.convert(io::DType::Float64, what);
-    if (m->array.converted_from) converted[what] = m->array.conversion();  // integers too
+      converted[what] = m->array.conversion();
+    }
   }
   return converted;
 }

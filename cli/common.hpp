@@ -24,13 +24,12 @@ struct Matrix {
   bool is_double() const { return array.dtype == io::DType::Float64; }
 };
 
-/// Loads an (n, d) float or integer .npy file, float32 kept and integers converted to float64;
-/// throws InvalidInput/InvalidType naming `what` (bool arrays are refused).
+/// Loads an (n, d) float32/float64 .npy file; throws InvalidInput/InvalidType naming `what`.
 Matrix load_matrix(const std::string& path, const std::string& what);
-/// Loads an (n, d) float or integer .npy file as float64 (a float32 or integer file converted,
-/// noted in `converted[what]`).
+/// Loads an (n, d) .npy file as float64 (a float32 file, or an integer one when `integers`,
+/// converted, noted in `converted[what]`).
 Matrix load_double_matrix(const std::string& path, const std::string& what,
-                          std::map<std::string, std::string>& converted);
+                          std::map<std::string, std::string>& converted, bool integers = false);
 /// Two clouds of different dtypes are solved in float64: converts the float32 one (once) and
 /// returns the conversions made, keyed by `what_x` / `what_y`.
 std::map<std::string, std::string> unify_dtypes(Matrix& x, Matrix& y, const char* what_x,

@@ -43,7 +43,7 @@ void run(const FixedBarycenterArgs& args) {
   std::vector<std::span<const double>> cloud_weights;
   std::optional<Matrix> histograms;
   if (!args.histograms.empty()) {
-    histograms = load_double_matrix(args.histograms, "--histograms", converted);
+    histograms = load_double_matrix(args.histograms, "--histograms", converted, true);
     require(histograms->cols == n, "--histograms",
             "has " + std::to_string(histograms->cols) + " columns for " + std::to_string(n) +
                 " support points");

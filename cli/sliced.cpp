@@ -71,7 +71,7 @@ void add_sliced_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "sliced",
       "Sliced (or max-sliced) Wasserstein distance between two point clouds (.npy (n, d) and "
-      "(m, d), float or integer): exact 1-D transport of the sorted projections on random "
+      "(m, d), float32 or float64): exact 1-D transport of the sorted projections on random "
       "directions, (mean of W_p^p)^(1/p) as POT's sliced_wasserstein_distance.");
   add_cloud_arguments(cmd, args->source, args->target, args->weights_a, args->weights_b);
   cmd->add_option("--projections", args->projections,

@@ -238,30 +238,6 @@ def test_transport_solves_mixed_dtypes_in_float64_and_says_so(tmp_path, rng):
     }
 
 
-def test_integer_points_are_read_as_float64(tmp_path, rng):
-    # Integer coordinates are valid points: converted to float64 and reported, as numpy would.
-    x, y = rng.integers(0, 10, size=(40, 2)), rng.integers(0, 10, size=(30, 2))
-    np.save(tmp_path / "xi.npy", x.astype(np.int16))
-    np.save(tmp_path / "yi.npy", y.astype(np.uint8))
-    np.save(tmp_path / "xf.npy", x.astype(np.float64))
-    np.save(tmp_path / "yf.npy", y.astype(np.float64))
-    want_summary, want = transport(tmp_path / "xf.npy", tmp_path / "yf.npy", tmp_path / "w.npz")
-    summary, got = transport(tmp_path / "xi.npy", tmp_path / "yi.npy", tmp_path / "i.npz")
-    assert summary["dtype"] == "float64"
-    assert summary["converted"] == {"SOURCE": "int16->float64", "TARGET": "uint8->float64"}
-    np.testing.assert_array_equal(got["f"], want["f"])
-    for cmd in (["gw", "--epsilon", "50"], ["sliced", "--n-projections", "10"]):
-        reports = [
-            json.loads(
-                run(
-                    cmd[0], tmp_path / f"x{k}.npy", tmp_path / f"y{k}.npy", *cmd[1:], "--json"
-                ).stdout
-            )  # fmt: skip
-            for k in ("f", "i")
-        ]
-        assert reports[1]["loss"] == reports[0]["loss"], cmd[0]
-
-
 def test_align_reads_int32_fortran_edges_and_float64_features(tmp_path):
     run("generate", "wigner", tmp_path / "pair", "--n", "40", "--d", "6", "--seed", "2")
     pair = tmp_path / "pair"
