@@ -106,9 +106,11 @@ def _as_array(obj, name: str, list_dtype=np.float64) -> np.ndarray:
         try:
             return np.from_dlpack(obj)
         except (BufferError, RuntimeError, TypeError, ValueError) as e:
+            # On the CPU the dtype is what numpy lacks (bfloat16, complex32, ...).
+            on_cpu = str(getattr(obj, "device", "cpu")) == "cpu"
+            fix = f"convert it, {name}.float()" if on_cpu else f"pass a CPU tensor, {name}.cpu()"
             raise TypeError(
-                f"{name}: this tensor cannot be shared with numpy without a copy "
-                f"({e}); pass a CPU tensor, {name}.cpu()"
+                f"{name}: this tensor cannot be shared with numpy without a copy ({e}); {fix}"
             ) from None
     if isinstance(obj, (list, tuple)):
         try:

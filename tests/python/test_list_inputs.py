@@ -333,3 +333,10 @@ def test_an_empty_edge_list_is_an_empty_id_array(rng):
         ref = birkhoff.coarsen(x, np.zeros((2, 0), np.int64), ratio=0.6)
     np.testing.assert_array_equal(res.assignment, ref.assignment)
     assert res.num_super_nodes == 5
+
+
+def test_a_cpu_tensor_numpy_cannot_hold_says_how_to_convert_it(rng):
+    torch = pytest.importorskip("torch")
+    x = torch.tensor(rng.random((20, 2)), dtype=torch.bfloat16)
+    with pytest.raises(TypeError, match=r"^x: .*convert it, x\.float\(\)$"):
+        birkhoff.sinkhorn(x, rng.random((15, 2)), blur=0.5)
