@@ -32,26 +32,35 @@ std::vector<double> joint_centre(MatrixView<const T> x, MatrixView<const T> y) {
   return c;
 }
 
-// Writes the centred rows of p and, for the dot-product form, the folded row terms
-// kappa/2 |p_i - c|^2 (0 for the distance-power form).
+// The folded row terms of centred rows (n, d): kappa/2 |p_i - c|^2 for the dot-product form,
+// summed in float64 from the stored coordinates; 0 for the distance-power form.
+template <class T>
+std::vector<T> folded_terms(const std::vector<T>& points, std::int64_t n, std::int64_t d,
+                            const GroundCost& cost) {
+  std::vector<T> out(static_cast<std::size_t>(n), T(0));
+  if (cost.form() != CostForm::DotProduct) return out;
+  for (std::int64_t i = 0; i < n; ++i) {
+    double s = 0;
+    for (std::int64_t k = 0; k < d; ++k) {
+      const double v = static_cast<double>(points[static_cast<std::size_t>(i * d + k)]);
+      s += v * v;
+    }
+    out[static_cast<std::size_t>(i)] = static_cast<T>(0.5 * cost.kappa() * s);
+  }
+  return out;
+}
+
+// Writes the centred rows of p and their folded row terms.
 template <class T>
 void centre_rows(MatrixView<const T> p, const std::vector<double>& centre, const GroundCost& cost,
                  std::vector<T>& points, std::vector<T>& sqnorm) {
   const std::int64_t n = p.rows, d = p.cols;
-  const bool dot = cost.form() == CostForm::DotProduct;
-  const double cs = 0.5 * cost.kappa();
   points.resize(static_cast<std::size_t>(n * d));
-  sqnorm.assign(static_cast<std::size_t>(n), T(0));
-  for (std::int64_t i = 0; i < n; ++i) {
-    double s = 0;
-    for (std::int64_t k = 0; k < d; ++k) {
-      const T v =
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t k = 0; k < d; ++k)
+      points[static_cast<std::size_t>(i * d + k)] =
           static_cast<T>(static_cast<double>(p(i, k)) - centre[static_cast<std::size_t>(k)]);
-      points[static_cast<std::size_t>(i * d + k)] = v;
-      s += static_cast<double>(v) * v;
-    }
-    if (dot) sqnorm[static_cast<std::size_t>(i)] = static_cast<T>(cs * s);
-  }
+  sqnorm = folded_terms(points, n, d, cost);
 }
 
 // The cost's features of p (rounded to T) and each point's scale.
@@ -136,23 +145,8 @@ PointCloud<U> PointCloud<T>::cast() const {
   // The folded row terms are recomputed from the cast coordinates: float32 ones carried into a
   // float64 geometry would shift every standard potential by their rounding (2^-24 of
   // kappa/2 |x - c|^2), which the plan read from f, g and the exact cost then shows.
-  const GroundCost& model = a.cost.model();
-  const bool dot = model.form() == CostForm::DotProduct;
-  auto folded = [&](const std::vector<U>& pts, std::int64_t rows) {
-    std::vector<U> out(static_cast<std::size_t>(rows), U(0));
-    if (!dot) return out;
-    for (std::int64_t i = 0; i < rows; ++i) {
-      double sum = 0;
-      for (std::int64_t k = 0; k < a.d; ++k) {
-        const double v = static_cast<double>(pts[static_cast<std::size_t>(i * a.d + k)]);
-        sum += v * v;
-      }
-      out[static_cast<std::size_t>(i)] = static_cast<U>(0.5 * model.kappa() * sum);
-    }
-    return out;
-  };
-  b->x_sqnorm = folded(b->x, a.n);
-  b->y_sqnorm = folded(b->y, a.m);
+  b->x_sqnorm = folded_terms(b->x, a.n, a.d, a.cost.model());
+  b->y_sqnorm = folded_terms(b->y, a.m, a.d, a.cost.model());
   b->x_scale = a.x_scale;
   b->y_scale = a.y_scale;
   b->num_labels = a.num_labels;
