@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <optional>
 #include <string>
-#include <type_traits>
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
@@ -18,6 +16,7 @@ namespace birkhoff::transport {
 namespace {
 
 using Matrix = std::vector<double>;  // row-major, the shape kept beside it
+using detail::InnerPlan;
 
 // A cloud with the lifted features of its squared Euclidean inner cost,
 // C_ik = |z_i - z_k|^2 = lift_i . dual_k with lift = [|z|^2, 1, -2 z], dual = [1, |z|^2, z].
@@ -191,56 +190,6 @@ double radius(MatrixView<const double> z, const std::vector<double>& centre) {
   }
   return std::sqrt(r);
 }
-
-// An inner solve's plan in the arithmetic it ran in; its products take and give float64.
-class InnerPlan {
- public:
-  InnerPlan() = default;
-  explicit InnerPlan(Solution<double> s) : wide_(std::move(s)) {}
-  explicit InnerPlan(Solution<float> s) : narrow_(std::move(s)) {}
-
-  const SinkhornReport& report() const { return wide_ ? wide_->report() : narrow_->report(); }
-  bool converged() const { return report().converged; }
-  const Solution<double>* wide() const { return wide_ ? &*wide_ : nullptr; }
-  const Solution<float>* narrow() const { return narrow_ ? &*narrow_ : nullptr; }
-
-  // out (n, k) = P v for v (m, k).
-  void apply(MatrixView<const double> v, MatrixView<double> out) const {
-    if (wide_) return wide_->apply(v, out);
-    product(v, out,
-            [&](MatrixView<const float> vf, MatrixView<float> of) { narrow_->apply(vf, of); });
-  }
-  // out (m, k) = P^T u for u (n, k).
-  void apply_transpose(MatrixView<const double> u, MatrixView<double> out) const {
-    if (wide_) return wide_->apply_transpose(u, out);
-    product(u, out, [&](MatrixView<const float> uf, MatrixView<float> of) {
-      narrow_->apply_transpose(uf, of);
-    });
-  }
-  std::vector<double> dense_plan() const {
-    if (wide_) return wide_->dense_plan();
-    const std::vector<float> p = narrow_->dense_plan();
-    return {p.begin(), p.end()};
-  }
-
- private:
-  template <class Fn>
-  static void product(MatrixView<const double> in, MatrixView<double> out, Fn&& fn) {
-    std::vector<float> i(static_cast<std::size_t>(in.rows * in.cols)),
-        o(static_cast<std::size_t>(out.rows * out.cols));
-    for (std::int64_t r = 0; r < in.rows; ++r)
-      for (std::int64_t c = 0; c < in.cols; ++c)
-        i[static_cast<std::size_t>(r * in.cols + c)] = static_cast<float>(in(r, c));
-    fn(MatrixView<const float>{i.data(), in.rows, in.cols},
-       MatrixView<float>{o.data(), out.rows, out.cols});
-    for (std::int64_t r = 0; r < out.rows; ++r)
-      for (std::int64_t c = 0; c < out.cols; ++c)
-        out(r, c) = o[static_cast<std::size_t>(r * out.cols + c)];
-  }
-
-  std::optional<Solution<double>> wide_;
-  std::optional<Solution<float>> narrow_;
-};
 
 // The problem's fixed parts, and one run of the outer loop from an initial linearisation.
 class Gromov {
@@ -436,7 +385,7 @@ class Gromov {
   // started from `warm`'s potentials when given; `column_terms` holds the |v_j|^2 of the
   // previous solve and receives this one's.
   InnerPlan solve(const Matrix& k, const InnerPlan* warm, std::vector<double>& column_terms) const {
-    const std::int64_t n = px_.n, m = py_.n, ex = px_.e, ey = py_.e, e = df_ + ex;
+    const std::int64_t m = py_.n, ex = px_.e, ey = py_.e, e = df_ + ex;
     const double sf = std::sqrt(1 - w_), sg = std::sqrt(2 * w_);
     Matrix v(static_cast<std::size_t>(m * e));
     std::vector<double> terms(static_cast<std::size_t>(m), 0.0);  // |v_j|^2
@@ -451,45 +400,34 @@ class Gromov {
       }
       for (std::int64_t c = 0; c < e; ++c) terms[static_cast<std::size_t>(j)] += row[c] * row[c];
     }
-    const auto adjust = [&](SinkhornOptions& so) {
-      // g moved by the change of its column terms |v_j|^2 (which the plan does not see): what
-      // is left to iterate is the change of <u_i, v_j>.
-      if (warm != nullptr)
-        for (std::size_t j = 0; j < so.init_g.size(); ++j)
-          so.init_g[j] += terms[j] - column_terms[j];
-      column_terms = std::move(terms);
-    };
-    if (o_.dtype == InnerDtype::Float32) {
-      const std::vector<float> vf(v.begin(), v.end());
-      OtProblem<float> problem;
-      problem.geometry =
-          PointCloud<float>({u32_.data(), n, e}, {vf.data(), m, e}, Cost::sqeuclidean());
-      problem.a = w32x_;
-      problem.b = w32y_;
-      problem.epsilon = eps_;
-      SinkhornOptions so = detail::inner_options(o_.marginal_tol, o_.inner_max_iter, o_.num_threads,
-                                                 warm_of<float>(warm), o_.backend);
-      adjust(so);
-      return InnerPlan(sinkhorn(problem, so));
-    }
-    OtProblem<double> problem;
-    problem.geometry = PointCloud<double>({u_.data(), n, e}, {v.data(), m, e}, Cost::sqeuclidean());
-    problem.a = px_.w;
-    problem.b = py_.w;
-    problem.epsilon = eps_;
-    SinkhornOptions so = detail::inner_options(o_.marginal_tol, o_.inner_max_iter, o_.num_threads,
-                                               warm_of<double>(warm), o_.backend);
-    adjust(so);
-    return InnerPlan(sinkhorn(problem, so));
+    // g moved by the change of its column terms |v_j|^2 (which the plan does not see): what is
+    // left to iterate is the change of <u_i, v_j>.
+    std::vector<double> shift;
+    if (warm != nullptr)
+      for (std::size_t j = 0; j < terms.size(); ++j) shift.push_back(terms[j] - column_terms[j]);
+    column_terms = std::move(terms);
+    if (o_.dtype == InnerDtype::Float32)
+      return inner_solve<float>(u32_, {v.begin(), v.end()}, w32x_, w32y_, warm, shift);
+    return inner_solve<double>(u_, v, px_.w, py_.w, warm, shift);
   }
 
+  // One inner Sinkhorn in arithmetic T between rows u (n, e) and columns v (m, e), warm
+  // started from `warm` with `shift` added to its column potential.
   template <class T>
-  static const Solution<T>* warm_of(const InnerPlan* warm) {
-    if (warm == nullptr) return nullptr;
-    if constexpr (std::is_same_v<T, float>)
-      return warm->narrow();
-    else
-      return warm->wide();
+  InnerPlan inner_solve(const std::vector<T>& u, const std::vector<T>& v, std::span<const T> a,
+                        std::span<const T> b, const InnerPlan* warm,
+                        const std::vector<double>& shift) const {
+    const std::int64_t e = df_ + px_.e;
+    OtProblem<T> problem;
+    problem.geometry =
+        PointCloud<T>({u.data(), px_.n, e}, {v.data(), py_.n, e}, Cost::sqeuclidean());
+    problem.a = a;
+    problem.b = b;
+    problem.epsilon = eps_;
+    SinkhornOptions so = detail::inner_options(o_.marginal_tol, o_.inner_max_iter, o_.num_threads,
+                                               warm ? warm->get<T>() : nullptr, o_.backend);
+    for (std::size_t j = 0; j < so.init_g.size(); ++j) so.init_g[j] += shift[j];
+    return InnerPlan(sinkhorn(problem, so));
   }
 
   // The objective at the plan whose products are r.applied and whose K is `k`.
