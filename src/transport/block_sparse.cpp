@@ -303,6 +303,16 @@ std::pair<std::int64_t, std::int64_t> BlockSparsePasses<T>::own_groups(Axis rows
 }
 
 template <class T>
+std::vector<std::int64_t> BlockSparsePasses<T>::group_rows(Axis rows) const {
+  const Blocks& br = blocks(rows);
+  const std::int64_t groups = boxes(rows).groups;
+  std::vector<std::int64_t> out(static_cast<std::size_t>(groups + 1));
+  for (std::int64_t g = 0; g <= groups; ++g)
+    out[static_cast<std::size_t>(g)] = std::min(br.n, g * kGroup * br.size);
+  return out;
+}
+
+template <class T>
 double BlockSparsePasses<T>::kept_fraction() const {
   const Lists& l = lists(Axis::X, Axis::Y);
   return l.kept >= 0 ? l.kept : latest_kept_;
@@ -327,16 +337,29 @@ void BlockSparsePasses<T>::lse(Axis rows, Axis cols, const std::vector<T>& row_h
                      drift(col_hat, l.col_hat) <= kDrift * eps;
   if (!valid) build(l, rows, cols, row_hat, col_hat, eps);
   const Blocks& br = blocks(rows);
+  if constexpr (std::is_same_v<T, double>) {
+    if (approximate() && !values && mod.dm == 0 && side(rows).power == 0 &&
+        !side(rows).label_cost) {
+      std::vector<float>& local = rows == Axis::X ? local_x_ : local_y_;
+      if (local.empty()) local = local_coordinates(side(rows), br, boxes(rows));
+      LseOut<T> part;
+      local_reach_ = local_lse(side(rows), side(cols), br, boxes(rows), boxes(cols), local,
+                               l.ptr.data(), l.ranges.data(), l.block_ranges.data(), col_hat.data(),
+                               eps, 2 * cs_, kGroup, own, threads_, share_ ? part : out);
+      if (share_) {
+        local_reach_ = share_->max(local_reach_);  // one handover decision on every rank
+        share_->share(part, 0, group_rows(rows), out);
+      }
+      return;
+    }
+  }
   if (!share_) {
     lse_pass(side(rows), side(cols), col_hat.data(), eps, 2 * cs_, threads_, out, values, dv, mod,
              BlockRanges{br.size, l.ptr.data(), l.ranges.data()});
     return;
   }
   // This process's rows: its superblocks' points, their lists and row operands.
-  const std::int64_t groups = boxes(rows).groups;
-  std::vector<std::int64_t> group_rows(static_cast<std::size_t>(groups + 1));
-  for (std::int64_t g = 0; g <= groups; ++g)
-    group_rows[static_cast<std::size_t>(g)] = std::min(br.n, g * kGroup * br.size);
+  const std::vector<std::int64_t> group_rows = this->group_rows(rows);
   const std::int64_t r0 = group_rows[static_cast<std::size_t>(own.first)];
   const Side<T> mine = row_slice(side(rows), r0, group_rows[static_cast<std::size_t>(own.second)]);
   Modulation<T> m = mod;

@@ -3,7 +3,9 @@
 // others add ([schmitzer2019] §3-4; design in docs/transport.md, "Multiscale").
 #pragma once
 
+#include <cmath>
 #include <memory>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -48,6 +50,27 @@ class RowShare {
   virtual double max(double v) const = 0;
 };
 
+/// The points of `s` relative to the box centre of their block (float32, block order): the
+/// rows of a block-local pass.
+std::vector<float> local_coordinates(const Side<double>& s, const Blocks& b, const Boxes& boxes);
+
+/// One block-sparse lse pass of a float64 problem with float32 logits formed block by block:
+/// each row block's coordinates are taken relative to its box centre, its kept columns'
+/// relative to the centre of their box, and its column biases relative to their largest, so
+/// that float32 carries only what varies within the kept block pairs; the large terms (the
+/// rows' offsets, each block's largest bias) are added back in float64. Rows come in groups of
+/// `group` blocks (one kernel call each, over `threads` threads), of which groups [own.first,
+/// own.second) are computed, their rows written from 0 in `out`; ptr, ranges and block_ranges
+/// are the kept lists. Without values; rows' max in base 2 and sums as lse_pass gives them.
+/// Returns the largest dot-product term the float32 logits held (base 2), the scale of their
+/// rounding.
+double local_lse(const Side<double>& rows, const Side<double>& cols, const Blocks& br,
+                 const Boxes& row_boxes, const Boxes& col_boxes,
+                 const std::vector<float>& local_rows, const std::int64_t* ptr,
+                 const std::int64_t* ranges, const std::int64_t* block_ranges,
+                 const double* col_hat, double eps, double kappa, std::int64_t group,
+                 std::pair<std::int64_t, std::int64_t> own, int threads, LseOut<double>& out);
+
 /// Block-sparse passes over a cloud pair in block order. The potentials are nearly affine on a
 /// small block, so with the affine bounds above, f_i + g_j - C_ij is at most
 ///     U(I, J) = max over the boxes of [fbound_I(x) + gbound_J(y) - cs |x - y|^2]
@@ -78,6 +101,16 @@ class BlockSparsePasses final : public Passes<T> {
   std::int64_t builds() const { return builds_; }
   /// Shares the rows of each pass out over processes (null: this process computes them all).
   void set_share(std::shared_ptr<const RowShare<T>> share) { share_ = std::move(share); }
+  /// Block-local float32 logits (design §4 of docs/transport.md, "Precision") for the
+  /// passes without values of a float64 problem, until tighten(): the solver iterates in them
+  /// while they make progress and finishes in float64. No effect for float32.
+  void set_local_float32(bool on) { local_ = on && std::is_same_v<T, double>; }
+  bool approximate() const override { return local_; }
+  /// The scale of the relative marginal error the block-local logits of the latest pass leave:
+  /// float32's unit roundoff times their largest dot-product term plus the bias and exponent
+  /// range that matter (64, base 2).
+  double rounding_floor() const override { return local_ ? std::ldexp(local_reach_ + 64, -24) : 0; }
+  void tighten() override { local_ = false; }
   /// Drops the kept lists (the next pass builds them from its own potentials), so that what a
   /// solution's products keep does not depend on when the solve last built them.
   void reset_lists() {
@@ -111,6 +144,8 @@ class BlockSparsePasses final : public Passes<T> {
   AffineBound bound(Axis a, const std::vector<T>& hat) const;
   void build(Lists& l, Axis rows, Axis cols, const std::vector<T>& row_hat,
              const std::vector<T>& col_hat, double eps);
+  /// The first row of each superblock of side `rows`, and the number of rows last.
+  std::vector<std::int64_t> group_rows(Axis rows) const;
   /// This process's row superblocks of side `rows`.
   std::pair<std::int64_t, std::int64_t> own_groups(Axis rows) const;
 
@@ -121,6 +156,9 @@ class BlockSparsePasses final : public Passes<T> {
   double cs_, delta_;
   int threads_;
   Lists lists_[4];  // x-x, x-y, y-x, y-y
+  bool local_ = false;
+  double local_reach_ = 0;
+  std::vector<float> local_x_, local_y_;  // block-local coordinates, made on first use
   double latest_kept_ = 1;
   std::int64_t builds_ = 0;
   std::shared_ptr<const RowShare<T>> share_;

@@ -102,6 +102,8 @@ FineRun<T> run_multiscale(const OtProblem<T>& problem, const SinkhornOptions& op
   FineRun<T> run;
   run.order = std::make_shared<BlockOrder<T>>(problem, options.block_size,
                                               truncation_delta(options), threads, std::move(share));
+  // float64 solves iterate on block-local float32 logits first (the solver finishes them).
+  run.order->passes->set_local_float32(true);
   const BlockOrder<T>& o = *run.order;
   const Blocks& bx = o.bx;
   const Blocks& by = o.by;

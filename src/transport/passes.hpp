@@ -27,6 +27,12 @@ class Passes {
                    std::vector<std::int64_t>& argmin) = 0;
   /// Pairs read per pass / (n m) by the latest passes.
   virtual double kept_fraction() const { return 1.0; }
+  /// Whether the passes without values run in a lower precision than T (block-local float32
+  /// logits of the multiscale backend), which tighten() ends for good.
+  virtual bool approximate() const { return false; }
+  /// While approximate: about the relative marginal error its rounding leaves.
+  virtual double rounding_floor() const { return 0; }
+  virtual void tighten() {}
 };
 
 /// Every pair, streamed in tiles.

@@ -249,6 +249,13 @@ void Solver<T>::run_converge() {
   double plateau = std::numeric_limits<double>::infinity();
   int plateau_at = 0;
   const int start = iterations_;
+  int local_end = start;
+  const std::size_t first = marginal_errors_.size();
+  auto flat = [first](const std::vector<double>& errors, int it) {
+    if (it < 200) return false;
+    const auto at = errors.begin() + static_cast<std::ptrdiff_t>(first) + it - 199;
+    return !(*std::min_element(at + 100, at + 200) < 0.99 * *std::min_element(at, at + 100));
+  };
   // Anderson acts on the column potential: g <- G(F(g)) is the fixed-point map.
   Anderson mixer(anderson ? y_.n : 0, anderson ? 8 : 0);
   std::vector<double> g_in, g_out;
@@ -265,9 +272,25 @@ void Solver<T>::run_converge() {
     marginal_errors_.push_back(e);
     progress(++done, total, epsilon_, e);
     if (!(e == e)) break;  // NaN: report() says so
+    bool confirmed = false;
     if (e <= check_below) {
-      if (report().converged) break;
+      confirmed = report().converged;
+      if (confirmed && !passes_->approximate()) break;
       check_below = 0.8 * e;
+    }
+    // Passes in a lower precision (block-local float32) hand over to full precision once
+    // converged in their arithmetic, within a quarter of their rounding floor (measured
+    // plateaus lie near a tenth of it), or near that floor when the best error of 100
+    // iterations gained less than 1 % on the 100 before (far above it, that is slow progress).
+    const double floor = passes_->rounding_floor();
+    if (passes_->approximate() &&
+        (confirmed || e <= 0.25 * floor || (e <= 4 * floor && flat(marginal_errors_, it)))) {
+      passes_->tighten();
+      levels_.push_back({"final, block-local float32", epsilon_, epsilon_, iterations_ - start,
+                         passes_->kept_fraction()});
+      local_end = iterations_;
+      check_below = stop_at;
+      continue;
     }
     if (e < 0.9 * plateau) {
       plateau = e;
@@ -311,7 +334,9 @@ void Solver<T>::run_converge() {
   budget_exhausted_ = !stalled_ &&
                       marginal_errors_.size() == static_cast<std::size_t>(options_.max_iter) &&
                       !(marginal_errors_.back() <= stop_at);
-  levels_.push_back({"final", epsilon_, epsilon_, iterations_ - start, passes_->kept_fraction()});
+  passes_->tighten();
+  levels_.push_back(
+      {"final", epsilon_, epsilon_, iterations_ - local_end, passes_->kept_fraction()});
 }
 
 template <class T>
