@@ -86,7 +86,7 @@ void run(const BarycenterArgs& args) {
     npz.close();
   }
   const double seconds = seconds_since(start);
-  if (!r.converged)
+  if (!r.converged && args.options.tol > 0)  // --tol 0 asks for exactly --max-iter
     print_warning("not converged after " + std::to_string(r.iterations) +
                   " iterations (raise --max-iter or --tol)");
   if (args.json) {

@@ -77,7 +77,7 @@ void run(const FixedBarycenterArgs& args) {
     npz.close();
   }
   const double seconds = seconds_since(start);
-  if (!r.converged) {
+  if (!r.converged && args.options.tol > 0) {  // --tol 0 asks for exactly --max-iter
     char what[160];
     std::snprintf(what, sizeof what,
                   "not converged after %d iterations, marginal error %.2g against --tol %.2g "

@@ -138,7 +138,7 @@ def barycenter(
         options,
     )
     result = BarycenterResult(fields)
-    if not result.converged:
+    if not result.converged and options["tol"] > 0:  # tol 0 asks for exactly max_iter
         warnings.warn(
             f"barycenter: not converged in {result.iterations} iterations (displacement "
             f"{result.displacement:.2g}, tol {options['tol']:g}); raise max_iter or loosen tol",
@@ -286,7 +286,7 @@ def fixed_support_barycenter(
         )
     fields["points"] = x
     result = FixedBarycenterResult(fields)
-    if not result.converged:
+    if not result.converged and options["tol"] > 0:  # tol 0 asks for exactly max_iter
         warnings.warn(
             f"fixed_support_barycenter: not converged in {result.iterations} iterations "
             f"(marginal error {result.marginal_error:.2g}, tol {options['tol']:g}); raise "

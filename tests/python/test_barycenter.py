@@ -3,6 +3,7 @@
 import json
 import shutil
 import subprocess
+import warnings
 
 import numpy as np
 import pytest
@@ -30,10 +31,12 @@ def test_matches_pot_free_support_sinkhorn_barycenter(rng, iterations):
         clouds, a, x0, 0.5, weights=lam, numItermax=iterations, numInnerItermax=100_000,
         stopThr=0,
     )  # fmt: skip
-    r = birkhoff.barycenter(
-        clouds, lam, cloud_weights=a, init=x0, blur=np.sqrt(0.5), max_iter=iterations, tol=0,
-        marginal_tol=1e-10,
-    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # tol 0 asks for exactly max_iter: no "not converged"
+        r = birkhoff.barycenter(
+            clouds, lam, cloud_weights=a, init=x0, blur=np.sqrt(0.5), max_iter=iterations,
+            tol=0, marginal_tol=1e-10,
+        )  # fmt: skip
     assert r.iterations == iterations
     np.testing.assert_allclose(r.points, ref, atol=1e-6)
 
@@ -112,6 +115,15 @@ def test_cli_writes_what_python_returns(rng, tmp_path):
     r = birkhoff.barycenter(clouds, [0.5, 0.3, 0.2], init=init, blur=0.3)
     assert report["loss"] == pytest.approx(r.loss, rel=1e-12)
     np.testing.assert_allclose(np.load(tmp_path / "b.npz")["points"], r.points, rtol=1e-12)
+    # --tol 0 asks for exactly --max-iter iterations: no "not converged" warning.
+    exact = subprocess.run(
+        ["birkhoff", "barycenter", *paths, "--blur", "0.3", "--n-support", "25", "--tol", "0",
+         "--max-iter", "3", "--json"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert exact.returncode == 0, exact.stderr
+    assert json.loads(exact.stdout)["iterations"] == 3
+    assert "not converged" not in exact.stderr
     bad = subprocess.run(
         ["birkhoff", "barycenter", paths[0], "--weights", "1,2"], capture_output=True, text=True
     )
