@@ -89,6 +89,9 @@ double gather(const Gather& at, std::int64_t j0, std::int64_t j1, double* bias, 
 // kappa' = log2e kappa / eps, B_j = log2e [(h_j + kappa <c, y_j>) / eps + ln w_j] and tau the
 // block's largest B_j. The first two terms are small on a kept block pair (the potentials
 // nearly cancel the cost there) and go to the float32 kernel; the row offset stays float64.
+// Gathered columns per kernel call (about 1.3 MB of scratch in three dimensions).
+constexpr std::int64_t kBatch = 1 << 16;
+
 double local_lse(const Side<double>& rows, const Side<double>& cols, const Blocks& br,
                  const Boxes& row_boxes, const Boxes& col_boxes,
                  const std::vector<float>& local_rows, const std::int64_t* ptr,
@@ -116,21 +119,58 @@ double local_lse(const Side<double>& rows, const Side<double>& cols, const Block
     std::vector<float> y32, bias32, max32, sum32;
     std::vector<double> bias, tau, image(static_cast<std::size_t>(group * d)),
         half(static_cast<std::size_t>(d));
-    std::vector<std::int64_t> gptr, granges;
-#pragma omp for schedule(dynamic, 1)
-    for (std::int64_t g = g_first; g < g_last; ++g) {
-      const std::int64_t b0 = g * group, b1 = std::min(br.count, b0 + group);
-      std::int64_t used = 0;
+    std::vector<std::int64_t> gptr(1, 0), granges;
+    // Runs the kernel on row blocks [lo, hi), whose kept columns were gathered, and resets.
+    std::int64_t used = 0;
+    auto flush = [&](std::int64_t lo, std::int64_t hi) {
+      const std::int64_t r0 = br.begin(lo), r1 = br.end(hi - 1);
+      max32.resize(static_cast<std::size_t>(r1 - r0));
+      sum32.resize(max32.size());
+      kernels::LseArgs<float> a;
+      a.x = local_rows.data() + r0 * d;
+      a.n = r1 - r0;
+      a.x_stride = d;
+      a.y = y32.data();
+      a.m = used;
+      a.y_stride = d;
+      a.d = d;
+      a.bias = bias32.data();
+      a.scale = static_cast<float>(sk);
+      a.row_max = max32.data();
+      a.row_sum = sum32.data();
+      a.num_threads = 1;
+      a.row_block = br.size;
+      a.range_ptr = gptr.data();
+      a.ranges = granges.data();
+      kernels::row_lse(a);
+      for (std::int64_t blk = lo; blk < hi; ++blk) {
+        const double* c = row_boxes.centre.data() + blk * d;
+        const double* e = image.data() + (blk - lo) * d;
+        const double t = tau[static_cast<std::size_t>(blk - lo)];
+        for (std::int64_t i = br.begin(blk); i < br.end(blk); ++i) {
+          double dot = 0;
+          for (std::int64_t k = 0; k < d; ++k) dot += (rows.points[i * d + k] - c[k]) * e[k];
+          const auto si = static_cast<std::size_t>(i - row0);
+          out.max[si] = static_cast<double>(max32[static_cast<std::size_t>(i - r0)]) + sk * dot + t;
+          out.sum[si] = sum32[static_cast<std::size_t>(i - r0)];
+        }
+      }
+      used = 0;
       gptr.assign(1, 0);
       granges.clear();
       tau.clear();
+    };
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t g = g_first; g < g_last; ++g) {
+      const std::int64_t b0 = g * group, b1 = std::min(br.count, b0 + group);
+      std::int64_t lo = b0;
       for (std::int64_t blk = b0; blk < b1; ++blk) {
         const double* c = row_boxes.centre.data() + blk * d;
-        double* e = image.data() + (blk - b0) * d;
+        double* e = image.data() + (blk - lo) * d;
         kept_box(col_boxes, ptr, block_ranges, blk, e, half.data());
         double reach = 0;  // kappa' sum_k |x~_k| |y~_k| bounds the float32 dot products
         for (std::int64_t k = 0; k < d; ++k) reach += row_boxes.half[blk * d + k] * half[k];
-        largest = std::max(largest, s2 * kappa * reach);
+        largest = std::max(largest, sk * reach);
         std::int64_t count = 0;
         for (std::int64_t q = ptr[blk]; q < ptr[blk + 1]; ++q)
           count += ranges[2 * q + 1] - ranges[2 * q];
@@ -146,11 +186,11 @@ double local_lse(const Side<double>& rows, const Side<double>& cols, const Block
         for (std::int64_t q = ptr[blk]; q < ptr[blk + 1]; ++q) {
           const std::int64_t j0 = ranges[2 * q], j1 = ranges[2 * q + 1];
           const Gather at{cols.points, col_bias.data(), c, e, sk, d};
-          double* b = bias.data() + w;
+          double* bw = bias.data() + w;
           float* yw = y32.data() + w * d;
-          top = std::max(top, d == 2   ? gather<2>(at, j0, j1, b, yw)
-                              : d == 3 ? gather<3>(at, j0, j1, b, yw)
-                                       : gather<0>(at, j0, j1, b, yw));
+          top = std::max(top, d == 2   ? gather<2>(at, j0, j1, bw, yw)
+                              : d == 3 ? gather<3>(at, j0, j1, bw, yw)
+                                       : gather<0>(at, j0, j1, bw, yw));
           w += j1 - j0;
         }
         if (!std::isfinite(top)) top = 0;  // every column masked: the kernel gives -inf, 0
@@ -161,38 +201,10 @@ double local_lse(const Side<double>& rows, const Side<double>& cols, const Block
         granges.push_back(used);
         gptr.push_back(static_cast<std::int64_t>(granges.size() / 2));
         tau.push_back(top);
-      }
-      const std::int64_t r0 = br.begin(b0), r1 = br.end(b1 - 1);
-      max32.resize(static_cast<std::size_t>(r1 - r0));
-      sum32.resize(max32.size());
-      kernels::LseArgs<float> a;
-      a.x = local_rows.data() + r0 * d;
-      a.n = r1 - r0;
-      a.x_stride = d;
-      a.y = y32.data();
-      a.m = used;
-      a.y_stride = d;
-      a.d = d;
-      a.bias = bias32.data();
-      a.scale = static_cast<float>(s2 * kappa);
-      a.row_max = max32.data();
-      a.row_sum = sum32.data();
-      a.num_threads = 1;
-      a.row_block = br.size;
-      a.range_ptr = gptr.data();
-      a.ranges = granges.data();
-      kernels::row_lse(a);
-      for (std::int64_t blk = b0; blk < b1; ++blk) {
-        const double* c = row_boxes.centre.data() + blk * d;
-        const double* e = image.data() + (blk - b0) * d;
-        const double t = tau[static_cast<std::size_t>(blk - b0)];
-        for (std::int64_t i = br.begin(blk); i < br.end(blk); ++i) {
-          double dot = 0;
-          for (std::int64_t k = 0; k < d; ++k) dot += (rows.points[i * d + k] - c[k]) * e[k];
-          const auto si = static_cast<std::size_t>(i - row0);
-          out.max[si] =
-              static_cast<double>(max32[static_cast<std::size_t>(i - r0)]) + s2 * kappa * dot + t;
-          out.sum[si] = sum32[static_cast<std::size_t>(i - r0)];
+        // A batch of about kBatch gathered columns per kernel call bounds the scratch.
+        if (used >= kBatch || blk + 1 == b1) {
+          flush(lo, blk + 1);
+          lo = blk + 1;
         }
       }
     }

@@ -23,6 +23,10 @@ constexpr double kDrift = 1.0;
 // Blocks per superblock of the two-level list build.
 constexpr std::int64_t kGroup = 16;
 
+// Block-local passes copy each row block's kept columns: above this kept fraction the copies
+// cost more than float32 saves, and the kept columns span the clouds (little precision gained).
+constexpr double kLocalKept = 0.25;
+
 template <class T>
 Boxes make_boxes(const Side<T>& s, const Blocks& b) {
   Boxes out;
@@ -338,8 +342,8 @@ void BlockSparsePasses<T>::lse(Axis rows, Axis cols, const std::vector<T>& row_h
   if (!valid) build(l, rows, cols, row_hat, col_hat, eps);
   const Blocks& br = blocks(rows);
   if constexpr (std::is_same_v<T, double>) {
-    if (approximate() && !values && mod.dm == 0 && side(rows).power == 0 &&
-        !side(rows).label_cost) {
+    if (!values) local_used_ = local_ && l.kept <= kLocalKept;
+    if (local_used_ && !values && mod.dm == 0 && side(rows).power == 0 && !side(rows).label_cost) {
       std::vector<float>& local = rows == Axis::X ? local_x_ : local_y_;
       if (local.empty()) local = local_coordinates(side(rows), br, boxes(rows));
       LseOut<T> part;

@@ -103,14 +103,17 @@ class BlockSparsePasses final : public Passes<T> {
   void set_share(std::shared_ptr<const RowShare<T>> share) { share_ = std::move(share); }
   /// Block-local float32 logits (design §4 of docs/transport.md, "Precision") for the
   /// passes without values of a float64 problem, until tighten(): the solver iterates in them
-  /// while they make progress and finishes in float64. No effect for float32.
+  /// while they make progress and finishes in float64. No effect for float32, nor on passes
+  /// whose lists keep more than a quarter of the pairs (approximate() then says false).
   void set_local_float32(bool on) { local_ = on && std::is_same_v<T, double>; }
-  bool approximate() const override { return local_; }
+  bool approximate() const override { return local_ && local_used_; }
   /// The scale of the relative marginal error the block-local logits of the latest pass leave:
   /// float32's unit roundoff times their largest dot-product term plus the bias and exponent
   /// range that matter (64, base 2).
-  double rounding_floor() const override { return local_ ? std::ldexp(local_reach_ + 64, -24) : 0; }
-  void tighten() override { local_ = false; }
+  double rounding_floor() const override {
+    return approximate() ? std::ldexp(local_reach_ + 64, -24) : 0;
+  }
+  void tighten() override { local_ = local_used_ = false; }
   /// Drops the kept lists (the next pass builds them from its own potentials), so that what a
   /// solution's products keep does not depend on when the solve last built them.
   void reset_lists() {
@@ -155,8 +158,8 @@ class BlockSparsePasses final : public Passes<T> {
   Boxes boxes_x_, boxes_y_;
   double cs_, delta_;
   int threads_;
-  Lists lists_[4];  // x-x, x-y, y-x, y-y
-  bool local_ = false;
+  Lists lists_[4];                           // x-x, x-y, y-x, y-y
+  bool local_ = false, local_used_ = false;  // asked for; taken by the latest pass
   double local_reach_ = 0;
   std::vector<float> local_x_, local_y_;  // block-local coordinates, made on first use
   double latest_kept_ = 1;

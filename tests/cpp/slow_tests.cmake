@@ -18,7 +18,6 @@ foreach(name IN ITEMS
   MultiscaleDivergence.TheGeomLossScheduleConvergesOnMultiscaleWithinItsOwnError
   MultiscaleDivergence.AutoPicksMultiscaleWhereItPays
   MultiscaleWarmStart.FarFromTheSolutionStillConverges
-  BlockLocal.Float32FarBelowItsFloorKeepsTheFloat64TransportCost
   )
   set_tests_properties(${name} PROPERTIES LABELS slow)
 endforeach()

@@ -66,11 +66,11 @@ TEST(BlockLocal, PassesStayWithinTheirRoundingFloorFarBelowGlobalFloat32) {
     detail::BlockSparsePasses<double> exact(xside, yside, bx, by, 1.0, 1e-5, 2);
     detail::BlockSparsePasses<double> local(xside, yside, bx, by, 1.0, 1e-5, 2);
     local.set_local_float32(true);
-    ASSERT_TRUE(local.approximate());
     detail::LseOut<double> scratch;
     std::vector<double> want, got;
     detail::softmin<double>(exact, detail::Axis::X, detail::Axis::Y, fh, gh, eps, scratch, want);
     detail::softmin<double>(local, detail::Axis::X, detail::Axis::Y, fh, gh, eps, scratch, got);
+    ASSERT_TRUE(local.approximate());  // the lists keep under a quarter of the pairs
     const double floor = local.rounding_floor();
     EXPECT_GT(floor, 0.0);
     EXPECT_LE(worst(got, want, eps), floor) << "d " << d;
@@ -127,9 +127,12 @@ TEST(BlockLocal, Float64SolvesIterateInBlockLocalFloat32AndFinishInFloat64) {
 
 TEST(BlockLocal, Float32FarBelowItsFloorKeepsTheFloat64TransportCost) {
   // float32 points at blur 0.001 of the diameter: below what float32 logits resolve, so the
-  // float64 problem of the same numbers is solved, on block-local float32 passes first.
-  const std::int64_t n = 400, m = 360, d = 2;
-  const auto x = uniform(n, d, 0.0, 5), y = uniform(m, d, 0.1, 6);
+  // float64 problem of the same numbers is solved, on block-local float32 passes first. A
+  // translated copy keeps Sinkhorn fast at this blur (two samples need ~10^4 iterations).
+  const std::int64_t n = 1500, m = 1500, d = 2;
+  const auto x = uniform(n, d, 0.0, 5);
+  std::vector<double> y(x);
+  for (double& v : y) v += 0.1;
   const std::vector<float> xf(x.begin(), x.end()), yf(y.begin(), y.end());
   const double blur = 0.001 * std::sqrt(2.0) * 1.1;  // 0.001 of the diameter
   OtProblem<float> p32;
@@ -140,8 +143,7 @@ TEST(BlockLocal, Float32FarBelowItsFloorKeepsTheFloat64TransportCost) {
   SinkhornOptions o;
   o.backend = Backend::Multiscale;
   o.block_size = 16;
-  o.marginal_tol = 1e-5;  // two solves to 1e-4 left costs 1.4e-4 apart
-  o.max_iter = 50000;     // at this blur Sinkhorn needs about 10^4 iterations
+  o.marginal_tol = 1e-5;  // two solves to 1e-4 may leave costs 1e-4 apart
   const auto r32 = sinkhorn(p32, o);
   o.backend = Backend::Dense;
   const auto r64 = sinkhorn(p64, o);
