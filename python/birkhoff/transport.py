@@ -87,8 +87,10 @@ class SinkhornResult:
 
         Keys: schedule, backend and backend_reason, acceleration, truncation_bound (cost
         units; 0 for dense), kept_fraction, budget_exhausted, levels (list of dicts: name,
-        epsilon_start, epsilon_end, iterations, kept_fraction) and marginal_errors (the
-        estimate after each iteration at the final epsilon).
+        epsilon_start, epsilon_end, iterations, kept_fraction; names "coarse", "anneal",
+        "final, block-local float32" (multiscale float64 solves), "final", and "float32 ..."
+        for a float32 stage finished in float64) and marginal_errors (the estimate after each
+        iteration at the final epsilon).
         """
         return self._native.report
 

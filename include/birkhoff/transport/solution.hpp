@@ -20,7 +20,10 @@ struct DivergenceState;
 /// One stage of a solve: the coarse epsilon-scaling on block centroids, the block-sparse
 /// annealing on the points, or the iterations at the final epsilon.
 struct LevelReport {
-  std::string name;  ///< "coarse" (one per coarse level, coarsest first), "anneal" or "final"
+  /// "coarse" (one per coarse level, coarsest first), "anneal", "final, block-local float32"
+  /// (a multiscale float64 solve's iterations on block-local float32 passes) or "final"; a
+  /// float32 stage finished in float64 lists its levels first, named "float32 ...".
+  std::string name;
   double epsilon_start = 0;  ///< first epsilon of the stage (cost units)
   double epsilon_end = 0;    ///< last epsilon of the stage
   int iterations = 0;        ///< alternating iterations (f and g updates) in the stage
