@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "birkhoff/transport/sinkhorn.hpp"
+#include "transport/block_order.hpp"
 #include "transport/block_sparse.hpp"
 #include "transport/blocks.hpp"
 #include "transport/fixtures.hpp"
@@ -51,20 +52,13 @@ TEST(BlockLocal, PassesStayWithinTheirRoundingFloorFarBelowGlobalFloat32) {
     o.backend = Backend::Multiscale;
     o.max_iter = 60;
     const auto sol = sinkhorn(p, o);
-    const auto bx = detail::make_blocks(p.geometry.x(), std::span<const double>(), 32);
-    const auto by = detail::make_blocks(p.geometry.y(), std::span<const double>(), 32);
-    const auto xs = detail::gather_rows(p.geometry.x().data, d, bx.order);
-    const auto ys = detail::gather_rows(p.geometry.y().data, d, by.order);
-    const PointCloud<double> sorted({xs.data(), n, d}, {ys.data(), m, d});
-    const auto wa = detail::make_weights(std::span<const double>(), n);
-    const auto wb = detail::make_weights(std::span<const double>(), m);
-    const auto xside = detail::x_side(sorted, wa), yside = detail::y_side(sorted, wb);
-    const auto f = detail::gather_rows(sol.f().data(), 1, bx.order);
-    const auto g = detail::gather_rows(sol.g().data(), 1, by.order);
+    const testing::BlockOrdered o32(p.geometry, 32);
+    const auto& xside = o32.x;
+    const auto f = o32.of_x(sol.f()), g = o32.of_y(sol.g());
     const auto fh = detail::shifted<double>(f, xside.sqnorm);
-    const auto gh = detail::shifted<double>(g, yside.sqnorm);
-    detail::BlockSparsePasses<double> exact(xside, yside, bx, by, 1.0, 1e-5, 2);
-    detail::BlockSparsePasses<double> local(xside, yside, bx, by, 1.0, 1e-5, 2);
+    const auto gh = detail::shifted<double>(g, o32.y.sqnorm);
+    detail::BlockSparsePasses<double> exact(xside, o32.y, o32.bx, o32.by, 1.0, 1e-5, 2);
+    detail::BlockSparsePasses<double> local(xside, o32.y, o32.bx, o32.by, 1.0, 1e-5, 2);
     local.set_local_float32(true);
     detail::LseOut<double> scratch;
     std::vector<double> want, got;
@@ -75,7 +69,7 @@ TEST(BlockLocal, PassesStayWithinTheirRoundingFloorFarBelowGlobalFloat32) {
     EXPECT_GT(floor, 0.0);
     EXPECT_LE(worst(got, want, eps), floor) << "d " << d;
     // float32 with the clouds' coordinates, its potentials rounded: the same pass.
-    const PointCloud<float> narrow = sorted.cast<float>();
+    const PointCloud<float> narrow = o32.geometry.cast<float>();
     const auto wa32 = detail::make_weights(std::span<const float>(), n);
     const auto wb32 = detail::make_weights(std::span<const float>(), m);
     const auto x32 = detail::x_side(narrow, wa32), y32 = detail::y_side(narrow, wb32);

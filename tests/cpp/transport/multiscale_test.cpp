@@ -13,6 +13,7 @@
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/transport/hvp.hpp"
 #include "birkhoff/transport/sinkhorn.hpp"
+#include "transport/block_order.hpp"
 #include "transport/blocks.hpp"
 #include "transport/checks.hpp"
 #include "transport/fixtures.hpp"
@@ -140,21 +141,11 @@ TEST(MultiscaleBound, BoundsTheErrorOfEveryTruncatedUpdate) {
     o.backend = Backend::Dense;
     o.max_iter = 5 + static_cast<int>(seed);  // not converged: any potentials must do
     const auto s = sinkhorn(p, o);
-    const auto& st = s.state();
-    const auto bx = detail::make_blocks(p.geometry.x(), std::span<const double>(), 16);
-    const auto by = detail::make_blocks(p.geometry.y(), std::span<const double>(), 16);
-    const auto xs = detail::gather_rows(p.geometry.x().data, d, bx.order);
-    const auto ys = detail::gather_rows(p.geometry.y().data, d, by.order);
-    const PointCloud<double> sorted({xs.data(), n, d}, {ys.data(), m, d});
-    const auto wa = detail::make_weights(std::span<const double>(), n);
-    const auto wb = detail::make_weights(std::span<const double>(), m);
-    const auto xside = detail::x_side(sorted, wa), yside = detail::y_side(sorted, wb);
-    const auto f = detail::gather_rows(st.f.data(), 1, bx.order);
-    const auto g = detail::gather_rows(st.g.data(), 1, by.order);
-    const auto fh = detail::shifted<double>(f, xside.sqnorm);
-    const auto gh = detail::shifted<double>(g, yside.sqnorm);
-    detail::BlockSparsePasses<double> sparse(xside, yside, bx, by, 1.0, 1e-6, 1);
-    detail::DensePasses<double> dense(xside, yside, 2.0, 1);
+    const testing::BlockOrdered o16(p.geometry, 16);
+    const auto fh = detail::shifted<double>(o16.of_x(s.f()), o16.x.sqnorm);
+    const auto gh = detail::shifted<double>(o16.of_y(s.g()), o16.y.sqnorm);
+    detail::BlockSparsePasses<double> sparse(o16.x, o16.y, o16.bx, o16.by, 1.0, 1e-6, 1);
+    detail::DensePasses<double> dense(o16.x, o16.y, 2.0, 1);
     detail::LseOut<double> scratch;
     std::vector<double> truncated, exact;
     detail::softmin<double>(sparse, detail::Axis::X, detail::Axis::Y, fh, gh, p.epsilon, scratch,
