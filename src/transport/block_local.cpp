@@ -1,6 +1,6 @@
 // Block-local float32 passes of the multiscale backend's float64 solves: the logits of a row
 // block are formed in float32 from coordinates and biases relative to the block's box centre,
-// the large terms kept in float64 ([schmitzer2019] §4 of docs/transport.md, "Precision").
+// the large terms kept in float64 (design: multiscale.md §4; docs/transport.md, "Precision").
 #include <omp.h>
 
 #include <algorithm>
@@ -82,6 +82,9 @@ double gather(const Gather& at, std::int64_t j0, std::int64_t j1, double* bias, 
 
 }  // namespace
 
+// Gathered columns per kernel call (about 1.3 MB of scratch in three dimensions).
+constexpr std::int64_t kBatch = 1 << 16;
+
 // With c the centre of row block I, e the centre of its kept columns' box, x~ = x - c and
 // y~ = y - e, the base-2 logit of a pair is
 //   log2e [kappa <x, y> + h_j] / eps + log2 w_j
@@ -89,9 +92,6 @@ double gather(const Gather& at, std::int64_t j0, std::int64_t j1, double* bias, 
 // kappa' = log2e kappa / eps, B_j = log2e [(h_j + kappa <c, y_j>) / eps + ln w_j] and tau the
 // block's largest B_j. The first two terms are small on a kept block pair (the potentials
 // nearly cancel the cost there) and go to the float32 kernel; the row offset stays float64.
-// Gathered columns per kernel call (about 1.3 MB of scratch in three dimensions).
-constexpr std::int64_t kBatch = 1 << 16;
-
 double local_lse(const Side<double>& rows, const Side<double>& cols, const Blocks& br,
                  const Boxes& row_boxes, const Boxes& col_boxes,
                  const std::vector<float>& local_rows, const std::int64_t* ptr,

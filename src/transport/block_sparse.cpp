@@ -342,8 +342,10 @@ void BlockSparsePasses<T>::lse(Axis rows, Axis cols, const std::vector<T>& row_h
   if (!valid) build(l, rows, cols, row_hat, col_hat, eps);
   const Blocks& br = blocks(rows);
   if constexpr (std::is_same_v<T, double>) {
-    if (!values) local_used_ = local_ && l.kept <= kLocalKept;
-    if (local_used_ && !values && mod.dm == 0 && side(rows).power == 0 && !side(rows).label_cost) {
+    if (!values)
+      local_used_ =
+          local_ && l.kept <= kLocalKept && side(rows).power == 0 && !side(rows).label_cost;
+    if (!values && local_used_) {
       std::vector<float>& local = rows == Axis::X ? local_x_ : local_y_;
       if (local.empty()) local = local_coordinates(side(rows), br, boxes(rows));
       LseOut<T> part;
