@@ -16,8 +16,8 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Potentials may grow by this many epsilons (per side) before the kept lists are rebuilt; the
-// lists are built with twice that as a safety margin.
+// The kept lists are built with a margin of 2 kDrift epsilons on f_i + g_j - C_ij, and rebuilt
+// once the potentials' rises could have used it up.
 constexpr double kDrift = 1.0;
 
 // Blocks per superblock of the two-level list build.
@@ -145,22 +145,26 @@ inline double pair_bound(std::int64_t d, double ar, const double* ur, const doub
 template <class T>
 BlockSparsePasses<T>::BlockSparsePasses(const Side<T>& x, const Side<T>& y, const Blocks& bx,
                                         const Blocks& by, double cost_scale, double delta,
-                                        int threads)
+                                        int threads, const Blocks* col_x, const Blocks* col_y)
     : x_(x),
       y_(y),
       bx_(bx),
       by_(by),
+      cx_(col_x ? *col_x : bx),
+      cy_(col_y ? *col_y : by),
       boxes_x_(make_boxes(x, bx)),
       boxes_y_(make_boxes(y, by)),
+      col_boxes_x_(make_boxes(x, cx_)),
+      col_boxes_y_(make_boxes(y, cy_)),
       cs_(cost_scale),
       delta_(delta),
       threads_(threads) {}
 
 template <class T>
-AffineBound BlockSparsePasses<T>::bound(Axis a, const std::vector<T>& hat) const {
+AffineBound BlockSparsePasses<T>::bound(Axis a, const std::vector<T>& hat, bool as_cols) const {
   const Side<T>& s = side(a);
-  const Blocks& b = blocks(a);
-  const Boxes& bx = boxes(a);
+  const Blocks& b = as_cols ? col_blocks(a) : blocks(a);
+  const Boxes& bx = as_cols ? col_boxes(a) : boxes(a);
   const std::int64_t d = s.d;
   AffineBound f;
   f.alpha.resize(static_cast<std::size_t>(b.count));
@@ -189,10 +193,10 @@ template <class T>
 void BlockSparsePasses<T>::build(Lists& l, Axis rows, Axis cols, const std::vector<T>& row_hat,
                                  const std::vector<T>& col_hat, double eps) {
   const Blocks& br = blocks(rows);
-  const Blocks& bc = blocks(cols);
+  const Blocks& bc = col_blocks(cols);
   const Boxes& xr = boxes(rows);
-  const Boxes& xc = boxes(cols);
-  const AffineBound fr = bound(rows, row_hat), fc = bound(cols, col_hat);
+  const Boxes& xc = col_boxes(cols);
+  const AffineBound fr = bound(rows, row_hat, false), fc = bound(cols, col_hat, true);
   const std::int64_t d = x_.d, nr = br.count, nc = bc.count;
   // Keep J when log b_J + U(I, J) / eps >= log(delta / nc) - 2 kDrift; a superblock of k
   // blocks is dropped whole when its own bound is below that plus log k. Far from a solution
@@ -228,9 +232,16 @@ void BlockSparsePasses<T>::build(Lists& l, Axis rows, Axis cols, const std::vect
     }
     for (std::int64_t i = gi * kGroup; i < std::min(nr, (gi + 1) * kGroup); ++i) {
       auto& out = per_row[static_cast<std::size_t>(i)];
-      std::int64_t open = -1, best_j = -1;
-      double best_value = -kInf;
+      std::int64_t open = -1, best_j = -1, best_g = -1;
+      double best_value = -kInf, best_group = -kInf;
       const double ar = fr.alpha[static_cast<std::size_t>(i)] + fr.rho[static_cast<std::size_t>(i)];
+      auto value_of = [&](std::int64_t j) {
+        const double u =
+            pair_bound(d, ar, fr.u.data() + i * d, xr.centre.data() + i * d, xr.half.data() + i * d,
+                       fc.alpha[static_cast<std::size_t>(j)] + fc.rho[static_cast<std::size_t>(j)],
+                       fc.u.data() + j * d, xc.centre.data() + j * d, xc.half.data() + j * d, cs_);
+        return bc.log_mass[static_cast<std::size_t>(j)] + u / eps;
+      };
       // Column superblocks that are not near are skipped whole (they close an open range).
       for (std::int64_t gj = 0; gj < xc.groups; ++gj) {
         const std::int64_t j0 = gj * kGroup, j1 = std::min(nc, j0 + kGroup);
@@ -242,12 +253,28 @@ void BlockSparsePasses<T>::build(Lists& l, Axis rows, Axis cols, const std::vect
           }
           continue;
         }
+        // The row block's own bound on the superblock (tighter than the row superblock's).
+        const double ug =
+            pair_bound(d, ar, fr.u.data() + i * d, xr.centre.data() + i * d, xr.half.data() + i * d,
+                       fc.group_alpha[static_cast<std::size_t>(gj)] +
+                           fc.group_rho[static_cast<std::size_t>(gj)],
+                       fc.group_u.data() + gj * d, xc.group_centre.data() + gj * d,
+                       xc.group_half.data() + gj * d, cs_);
+        const double group = xc.group_log_mass[static_cast<std::size_t>(gj)] + ug / eps;
+        if (group > best_group) {
+          best_group = group;
+          best_g = gj;
+        }
+        if (group < t + std::log(static_cast<double>(j1 - j0))) {
+          if (open >= 0) {
+            out.push_back(open);
+            out.push_back(j0);
+            open = -1;
+          }
+          continue;
+        }
         for (std::int64_t j = j0; j < j1; ++j) {
-          const double u = pair_bound(
-              d, ar, fr.u.data() + i * d, xr.centre.data() + i * d, xr.half.data() + i * d,
-              fc.alpha[static_cast<std::size_t>(j)] + fc.rho[static_cast<std::size_t>(j)],
-              fc.u.data() + j * d, xc.centre.data() + j * d, xc.half.data() + j * d, cs_);
-          const double value = bc.log_mass[static_cast<std::size_t>(j)] + u / eps;
+          const double value = value_of(j);
           const bool keep = value >= t;
           if (value > best_value || best_j < 0) {
             best_value = value;
@@ -264,6 +291,16 @@ void BlockSparsePasses<T>::build(Lists& l, Axis rows, Axis cols, const std::vect
       if (open >= 0) {
         out.push_back(open);
         out.push_back(nc);
+      }
+      if (out.empty() && best_g >= 0) {
+        // Every near superblock failed the row block's own test: its best column block.
+        for (std::int64_t j = best_g * kGroup; j < std::min(nc, (best_g + 1) * kGroup); ++j) {
+          const double value = value_of(j);
+          if (value > best_value || best_j < 0) {
+            best_value = value;
+            best_j = j;
+          }
+        }
       }
       if (out.empty() && best_j >= 0) {
         out.push_back(best_j);
@@ -327,18 +364,20 @@ void BlockSparsePasses<T>::lse(Axis rows, Axis cols, const std::vector<T>& row_h
                                const std::vector<T>& col_hat, double eps, LseOut<T>& out,
                                const T* values, std::int64_t dv, const Modulation<T>& mod) {
   Lists& l = lists(rows, cols);
-  // The lists hold while neither potential moved by more than kDrift epsilons since the build
-  // (they were built with twice that as margin).
-  auto drift = [](const std::vector<T>& now, const std::vector<T>& then) {
-    double e = 0;
+  // A pruned pair's f_i + g_j - C_ij has grown by at most the largest rise of the row potential
+  // plus the largest rise of the column potential since the build: the lists hold while that
+  // stays within their margin of 2 kDrift epsilons. (Potentials that fall only shrink what
+  // was pruned; a rise of f in one region with a fall of g in its image, the slow mode of the
+  // iteration at small epsilon, moves no plan entry by more than the sum.)
+  auto rise = [](const std::vector<T>& now, const std::vector<T>& then) {
+    double e = -kInf;
     for (std::size_t i = 0; i < now.size(); ++i)
-      e = std::max(e, std::abs(static_cast<double>(now[i]) - static_cast<double>(then[i])));
+      e = std::max(e, static_cast<double>(now[i]) - static_cast<double>(then[i]));
     return e;
   };
   const auto own = own_groups(rows);
   const bool valid = l.built && l.first == own.first && l.last == own.second && l.eps == eps &&
-                     drift(row_hat, l.row_hat) <= kDrift * eps &&
-                     drift(col_hat, l.col_hat) <= kDrift * eps;
+                     rise(row_hat, l.row_hat) + rise(col_hat, l.col_hat) <= 2 * kDrift * eps;
   if (!valid) build(l, rows, cols, row_hat, col_hat, eps);
   const Blocks& br = blocks(rows);
   if constexpr (std::is_same_v<T, double>) {
@@ -349,7 +388,7 @@ void BlockSparsePasses<T>::lse(Axis rows, Axis cols, const std::vector<T>& row_h
       std::vector<float>& local = rows == Axis::X ? local_x_ : local_y_;
       if (local.empty()) local = local_coordinates(side(rows), br, boxes(rows));
       LseOut<T> part;
-      local_reach_ = local_lse(side(rows), side(cols), br, boxes(rows), boxes(cols), local,
+      local_reach_ = local_lse(side(rows), side(cols), br, boxes(rows), col_boxes(cols), local,
                                l.ptr.data(), l.ranges.data(), l.block_ranges.data(), col_hat.data(),
                                eps, 2 * cs_, kGroup, own, threads_, share_ ? part : out);
       if (share_) {
@@ -382,11 +421,11 @@ double BlockSparsePasses<T>::certify(Axis rows, Axis cols, const std::vector<T>&
                                      const std::vector<T>& col_hat, double eps) const {
   const Lists& l = lists(rows, cols);
   const Blocks& br = blocks(rows);
-  const Blocks& bc = blocks(cols);
+  const Blocks& bc = col_blocks(cols);
   const Boxes& xr = boxes(rows);
-  const Boxes& xc = boxes(cols);
+  const Boxes& xc = col_boxes(cols);
   // R(I) with the candidate's bound: exp(-cand_i / eps) is what the kept blocks give.
-  const AffineBound fr = bound(rows, cand_hat), fc = bound(cols, col_hat);
+  const AffineBound fr = bound(rows, cand_hat, false), fc = bound(cols, col_hat, true);
   const std::int64_t d = x_.d;
   double worst = 0;
   const auto own = own_groups(rows);

@@ -71,8 +71,10 @@ double local_lse(const Side<double>& rows, const Side<double>& cols, const Block
                  const double* col_hat, double eps, double kappa, std::int64_t group,
                  std::pair<std::int64_t, std::int64_t> own, int threads, LseOut<double>& out);
 
-/// Block-sparse passes over a cloud pair in block order. The potentials are nearly affine on a
-/// small block, so with the affine bounds above, f_i + g_j - C_ij is at most
+/// Block-sparse passes over a cloud pair in block order. Rows are taken by blocks (one kernel
+/// row group each), columns by the finer sub-blocks of the same order where given (col_x,
+/// col_y: a column list follows the plan's support more closely). The potentials are nearly affine
+/// on a small block, so with the affine bounds above, f_i + g_j - C_ij is at most
 ///     U(I, J) = max over the boxes of [fbound_I(x) + gbound_J(y) - cs |x - y|^2]
 /// on the pair of blocks I, J (bounded in closed form, coordinate by coordinate). Column block J
 /// is kept for row block I when b_J exp(U(I, J) / eps) is above delta / (number of column
@@ -86,7 +88,8 @@ template <class T>
 class BlockSparsePasses final : public Passes<T> {
  public:
   BlockSparsePasses(const Side<T>& x, const Side<T>& y, const Blocks& bx, const Blocks& by,
-                    double cost_scale, double delta, int threads);
+                    double cost_scale, double delta, int threads, const Blocks* col_x = nullptr,
+                    const Blocks* col_y = nullptr);
   void lse(Axis rows, Axis cols, const std::vector<T>& row_hat, const std::vector<T>& col_hat,
            double eps, LseOut<T>& out, const T* values, std::int64_t dv,
            const Modulation<T>& mod) override;
@@ -140,11 +143,14 @@ class BlockSparsePasses final : public Passes<T> {
   const Side<T>& side(Axis a) const { return a == Axis::X ? x_ : y_; }
   const Blocks& blocks(Axis a) const { return a == Axis::X ? bx_ : by_; }
   const Boxes& boxes(Axis a) const { return a == Axis::X ? boxes_x_ : boxes_y_; }
+  const Blocks& col_blocks(Axis a) const { return a == Axis::X ? cx_ : cy_; }
+  const Boxes& col_boxes(Axis a) const { return a == Axis::X ? col_boxes_x_ : col_boxes_y_; }
   Lists& lists(Axis rows, Axis cols) { return lists_[2 * (rows == Axis::Y) + (cols == Axis::Y)]; }
   const Lists& lists(Axis rows, Axis cols) const {
     return lists_[2 * (rows == Axis::Y) + (cols == Axis::Y)];
   }
-  AffineBound bound(Axis a, const std::vector<T>& hat) const;
+  /// The affine bounds of side a's potential on its row blocks, or its column blocks.
+  AffineBound bound(Axis a, const std::vector<T>& hat, bool as_cols) const;
   void build(Lists& l, Axis rows, Axis cols, const std::vector<T>& row_hat,
              const std::vector<T>& col_hat, double eps);
   /// The first row of each superblock of side `rows`, and the number of rows last.
@@ -155,7 +161,9 @@ class BlockSparsePasses final : public Passes<T> {
   Side<T> x_, y_;
   const Blocks& bx_;
   const Blocks& by_;
-  Boxes boxes_x_, boxes_y_;
+  const Blocks& cx_;
+  const Blocks& cy_;
+  Boxes boxes_x_, boxes_y_, col_boxes_x_, col_boxes_y_;
   double cs_, delta_;
   int threads_;
   Lists lists_[4];                           // x-x, x-y, y-x, y-y

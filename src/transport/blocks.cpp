@@ -8,19 +8,6 @@
 
 namespace birkhoff::transport::detail {
 
-double Blocks::box_distance2(std::int64_t i, const Blocks& other, std::int64_t j) const {
-  double s = 0;
-  const double* alo = lo.data() + i * d;
-  const double* ahi = hi.data() + i * d;
-  const double* blo = other.lo.data() + j * d;
-  const double* bhi = other.hi.data() + j * d;
-  for (std::int64_t k = 0; k < d; ++k) {
-    const double gap = std::max({0.0, blo[k] - ahi[k], alo[k] - bhi[k]});
-    s += gap * gap;
-  }
-  return s;
-}
-
 double Blocks::median_diagonal2() const {
   std::vector<double> diag(static_cast<std::size_t>(count));
   for (std::int64_t b = 0; b < count; ++b) {
@@ -38,44 +25,11 @@ double Blocks::median_diagonal2() const {
   return *mid;
 }
 
+namespace {
+
+// Boxes, masses and centroids of b's blocks (b.order and b.size set).
 template <class T>
-Blocks make_blocks(MatrixView<const T> points, std::span<const T> weights, std::int64_t size) {
-  Blocks b;
-  b.size = size;
-  b.n = points.rows;
-  b.d = points.cols;
-  b.count = (b.n + size - 1) / size;
-  b.order.resize(static_cast<std::size_t>(b.n));
-  std::iota(b.order.begin(), b.order.end(), std::int64_t{0});
-  // Split [lo, hi) at a multiple of `size` from lo, along the widest coordinate, until every
-  // piece is one block: every block but the last is full.
-  std::vector<std::pair<std::int64_t, std::int64_t>> stack{{0, b.n}};
-  while (!stack.empty()) {
-    const auto [lo, hi] = stack.back();
-    stack.pop_back();
-    if (hi - lo <= size) continue;
-    std::int64_t widest = 0;
-    double extent = -1;
-    for (std::int64_t k = 0; k < b.d; ++k) {
-      double mn = std::numeric_limits<double>::infinity(), mx = -mn;
-      for (std::int64_t p = lo; p < hi; ++p) {
-        const double v = points(b.order[static_cast<std::size_t>(p)], k);
-        mn = std::min(mn, v);
-        mx = std::max(mx, v);
-      }
-      if (mx - mn > extent) {
-        extent = mx - mn;
-        widest = k;
-      }
-    }
-    const std::int64_t pieces = (hi - lo + size - 1) / size;
-    const std::int64_t mid = lo + size * (pieces / 2);
-    std::nth_element(
-        b.order.begin() + lo, b.order.begin() + mid, b.order.begin() + hi,
-        [&](std::int64_t u, std::int64_t v) { return points(u, widest) < points(v, widest); });
-    stack.push_back({lo, mid});
-    stack.push_back({mid, hi});
-  }
+void fill_stats(Blocks& b, MatrixView<const T> points, std::span<const T> weights) {
   const auto cells = static_cast<std::size_t>(b.count * b.d);
   b.lo.assign(cells, std::numeric_limits<double>::infinity());
   b.hi.assign(cells, -std::numeric_limits<double>::infinity());
@@ -109,7 +63,67 @@ Blocks make_blocks(MatrixView<const T> points, std::span<const T> weights, std::
     b.log_mass[static_cast<std::size_t>(blk)] =
         mass > 0 ? std::log(mass) : -std::numeric_limits<double>::infinity();
   }
+}
+
+}  // namespace
+
+template <class T>
+Blocks make_blocks(MatrixView<const T> points, std::span<const T> weights, std::int64_t size,
+                   std::int64_t sub) {
+  Blocks b;
+  b.size = size;
+  b.n = points.rows;
+  b.d = points.cols;
+  b.count = (b.n + size - 1) / size;
+  b.order.resize(static_cast<std::size_t>(b.n));
+  std::iota(b.order.begin(), b.order.end(), std::int64_t{0});
+  // Split [lo, hi) at a multiple of `size` from lo, along the widest coordinate, until every
+  // piece is one block (every block but the last is full); then each block likewise at
+  // multiples of `sub`, so that its runs of sub points are compact too.
+  if (sub <= 0 || sub > size) sub = size;
+  std::vector<std::pair<std::int64_t, std::int64_t>> stack{{0, b.n}};
+  while (!stack.empty()) {
+    const auto [lo, hi] = stack.back();
+    stack.pop_back();
+    if (hi - lo <= sub) continue;
+    const std::int64_t unit = hi - lo > size ? size : sub;
+    std::int64_t widest = 0;
+    double extent = -1;
+    for (std::int64_t k = 0; k < b.d; ++k) {
+      double mn = std::numeric_limits<double>::infinity(), mx = -mn;
+      for (std::int64_t p = lo; p < hi; ++p) {
+        const double v = points(b.order[static_cast<std::size_t>(p)], k);
+        mn = std::min(mn, v);
+        mx = std::max(mx, v);
+      }
+      if (mx - mn > extent) {
+        extent = mx - mn;
+        widest = k;
+      }
+    }
+    const std::int64_t pieces = (hi - lo + unit - 1) / unit;
+    const std::int64_t mid = lo + unit * (pieces / 2);
+    std::nth_element(
+        b.order.begin() + lo, b.order.begin() + mid, b.order.begin() + hi,
+        [&](std::int64_t u, std::int64_t v) { return points(u, widest) < points(v, widest); });
+    stack.push_back({lo, mid});
+    stack.push_back({mid, hi});
+  }
+  fill_stats(b, points, weights);
   return b;
+}
+
+template <class T>
+Blocks sub_blocks(const Blocks& b, MatrixView<const T> points, std::span<const T> weights,
+                  std::int64_t sub) {
+  Blocks s;
+  s.size = sub;
+  s.n = b.n;
+  s.d = b.d;
+  s.count = (s.n + sub - 1) / sub;
+  s.order = b.order;
+  fill_stats(s, points, weights);
+  return s;
 }
 
 template <class T>
@@ -129,8 +143,14 @@ std::vector<T> scatter(std::span<const T> in, const std::vector<std::int64_t>& o
   return out;
 }
 
-template Blocks make_blocks(MatrixView<const float>, std::span<const float>, std::int64_t);
-template Blocks make_blocks(MatrixView<const double>, std::span<const double>, std::int64_t);
+template Blocks make_blocks(MatrixView<const float>, std::span<const float>, std::int64_t,
+                            std::int64_t);
+template Blocks make_blocks(MatrixView<const double>, std::span<const double>, std::int64_t,
+                            std::int64_t);
+template Blocks sub_blocks(const Blocks&, MatrixView<const float>, std::span<const float>,
+                           std::int64_t);
+template Blocks sub_blocks(const Blocks&, MatrixView<const double>, std::span<const double>,
+                           std::int64_t);
 template std::vector<float> gather_rows(const float*, std::int64_t,
                                         const std::vector<std::int64_t>&);
 template std::vector<double> gather_rows(const double*, std::int64_t,

@@ -24,16 +24,22 @@ struct Blocks {
 
   std::int64_t begin(std::int64_t b) const { return b * size; }
   std::int64_t end(std::int64_t b) const { return std::min(n, (b + 1) * size); }
-  /// Squared distance between the boxes of block i of this and block j of `other` (0 when they
-  /// overlap).
-  double box_distance2(std::int64_t i, const Blocks& other, std::int64_t j) const;
   /// Median over blocks of the squared box diagonal.
   double median_diagonal2() const;
 };
 
-/// The blocks of points (n, d) with weights w (empty = uniform 1/n).
+/// The blocks of points (n, d) with weights w (empty = uniform 1/n). With 0 < sub < size (a
+/// divisor of size), each block's points are ordered so that its runs of `sub` points are
+/// compact too: sub_blocks() then describes them.
 template <class T>
-Blocks make_blocks(MatrixView<const T> points, std::span<const T> weights, std::int64_t size);
+Blocks make_blocks(MatrixView<const T> points, std::span<const T> weights, std::int64_t size,
+                   std::int64_t sub = 0);
+
+/// The blocks of `sub` consecutive points in the order of `b` (sub divides b.size; every block
+/// of b is a run of sub blocks): the finer level the block-sparse lists keep columns by.
+template <class T>
+Blocks sub_blocks(const Blocks& b, MatrixView<const T> points, std::span<const T> weights,
+                  std::int64_t sub);
 
 /// out[p] = in[order[p]] for rows of width `width`.
 template <class T>

@@ -22,7 +22,9 @@ namespace birkhoff::transport::detail {
 /// members, so an instance stays where it was made (held by shared_ptr).
 template <class T>
 struct BlockOrder {
-  Blocks bx, by;
+  std::int64_t sub;  // points per column sub-block
+  Blocks bx, by;     // row blocks (the kernel's row groups), then their column sub-blocks
+  Blocks cx, cy;
   PointCloud<T> geometry;  // the caller's geometry, permuted
   std::vector<T> a, b;     // the weights in block order (empty: uniform)
   Weights<T> wa, wb;

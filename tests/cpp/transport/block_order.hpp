@@ -13,16 +13,20 @@
 namespace birkhoff::transport::testing {
 
 /// Holds the sorted points the sides point into, so it stays where it was made.
+/// With 0 < sub < block, each block's points are ordered in compact runs of sub points too, and
+/// cx, cy describe those column sub-blocks (else they repeat bx, by).
 struct BlockOrdered {
-  detail::Blocks bx, by;
+  detail::Blocks bx, by, cx, cy;
   std::vector<double> xs, ys;
   PointCloud<double> geometry;
   detail::Weights<double> wa, wb;
   detail::Side<double> x, y;
 
-  BlockOrdered(const PointCloud<double>& g, std::int64_t block)
-      : bx(detail::make_blocks(g.x(), std::span<const double>(), block)),
-        by(detail::make_blocks(g.y(), std::span<const double>(), block)),
+  BlockOrdered(const PointCloud<double>& g, std::int64_t block, std::int64_t sub = 0)
+      : bx(detail::make_blocks(g.x(), std::span<const double>(), block, sub)),
+        by(detail::make_blocks(g.y(), std::span<const double>(), block, sub)),
+        cx(detail::sub_blocks(bx, g.x(), std::span<const double>(), sub > 0 ? sub : block)),
+        cy(detail::sub_blocks(by, g.y(), std::span<const double>(), sub > 0 ? sub : block)),
         xs(detail::gather_rows(g.x().data, g.dim(), bx.order)),
         ys(detail::gather_rows(g.y().data, g.dim(), by.order)),
         geometry({xs.data(), g.n(), g.dim()}, {ys.data(), g.m(), g.dim()}),
