@@ -26,17 +26,18 @@ std::vector<float> local_coordinates(const Side<double>& s, const Blocks& b, con
 
 namespace {
 
-// The box of the column blocks kept for row block `blk`: its centre e (d) and the largest
-// half-width per coordinate h (d).
-void kept_box(const Boxes& cols, const std::int64_t* ptr, const std::int64_t* block_ranges,
-              std::int64_t blk, double* e, double* h) {
+// The box of the column blocks (of col_block points) kept for row block `blk`: its centre e (d)
+// and the largest half-width per coordinate h (d).
+void kept_box(const Boxes& cols, const std::int64_t* ptr, const std::int64_t* ranges,
+              std::int64_t col_block, std::int64_t blk, double* e, double* h) {
   const std::int64_t d = cols.d;
   for (std::int64_t k = 0; k < d; ++k) {
     e[k] = std::numeric_limits<double>::infinity();
     h[k] = -std::numeric_limits<double>::infinity();
   }
   for (std::int64_t q = ptr[blk]; q < ptr[blk + 1]; ++q)
-    for (std::int64_t j = block_ranges[2 * q]; j < block_ranges[2 * q + 1]; ++j)
+    for (std::int64_t j = ranges[2 * q] / col_block;
+         j < (ranges[2 * q + 1] + col_block - 1) / col_block; ++j)
       for (std::int64_t k = 0; k < d; ++k) {
         e[k] = std::min(e[k], cols.centre[j * d + k] - cols.half[j * d + k]);
         h[k] = std::max(h[k], cols.centre[j * d + k] + cols.half[j * d + k]);
@@ -95,8 +96,8 @@ constexpr std::int64_t kBatch = 1 << 16;
 double local_lse(const Side<double>& rows, const Side<double>& cols, const Blocks& br,
                  const Boxes& row_boxes, const Boxes& col_boxes,
                  const std::vector<float>& local_rows, const std::int64_t* ptr,
-                 const std::int64_t* ranges, const std::int64_t* block_ranges,
-                 const double* col_hat, double eps, double kappa, std::int64_t group,
+                 const std::int64_t* ranges, std::int64_t col_block, const double* col_hat,
+                 double eps, double kappa, std::int64_t group,
                  std::pair<std::int64_t, std::int64_t> own, int threads, LseOut<double>& out) {
   const std::int64_t d = rows.d;
   const double s2 = kLog2e / eps;
@@ -167,7 +168,7 @@ double local_lse(const Side<double>& rows, const Side<double>& cols, const Block
       for (std::int64_t blk = b0; blk < b1; ++blk) {
         const double* c = row_boxes.centre.data() + blk * d;
         double* e = image.data() + (blk - lo) * d;
-        kept_box(col_boxes, ptr, block_ranges, blk, e, half.data());
+        kept_box(col_boxes, ptr, ranges, col_block, blk, e, half.data());
         double reach = 0;  // kappa' sum_k |x~_k| |y~_k| bounds the float32 dot products
         for (std::int64_t k = 0; k < d; ++k) reach += row_boxes.half[blk * d + k] * half[k];
         largest = std::max(largest, sk * reach);

@@ -204,6 +204,9 @@ void BlockSparsePasses<T>::build(Lists& l, Axis rows, Axis cols, const std::vect
   // threshold is then taken relative to the row superblock's best bound, and a row block keeps
   // at least its best column block, so no row is left without pairs.
   const double threshold = std::log(delta_ / static_cast<double>(nc)) - 2 * kDrift;
+  // The previous lists go first: a build holds the new ones twice at most (per row, then CSR).
+  std::vector<std::int64_t>().swap(l.ranges);
+  l.built = false;
   std::vector<std::vector<std::int64_t>> per_row(static_cast<std::size_t>(nr));
   const auto own = own_groups(rows);
   const std::int64_t g_first = own.first, g_last = own.second;
@@ -308,22 +311,22 @@ void BlockSparsePasses<T>::build(Lists& l, Axis rows, Axis cols, const std::vect
       }
     }
   }
+  std::size_t total = 0;
+  for (const auto& r : per_row) total += r.size();
   l.ptr.assign(1, 0);
-  l.ranges.clear();
-  l.block_ranges.clear();
+  l.ranges.reserve(total);
   std::int64_t pairs = 0;
   for (std::int64_t i = 0; i < nr; ++i) {
-    const auto& r = per_row[static_cast<std::size_t>(i)];
+    const std::vector<std::int64_t>& r = per_row[static_cast<std::size_t>(i)];
     const std::int64_t rows_in = br.end(i) - br.begin(i);
     for (std::size_t q = 0; q < r.size(); q += 2) {
       const std::int64_t c0 = bc.begin(r[q]), c1 = bc.end(r[q + 1] - 1);
       l.ranges.push_back(c0);
       l.ranges.push_back(c1);
-      l.block_ranges.push_back(r[q]);
-      l.block_ranges.push_back(r[q + 1]);
       pairs += rows_in * (c1 - c0);
     }
     l.ptr.push_back(static_cast<std::int64_t>(l.ranges.size() / 2));
+    std::vector<std::int64_t>().swap(per_row[static_cast<std::size_t>(i)]);
   }
   l.eps = eps;
   l.row_hat = row_hat;
@@ -389,7 +392,7 @@ void BlockSparsePasses<T>::lse(Axis rows, Axis cols, const std::vector<T>& row_h
       if (local.empty()) local = local_coordinates(side(rows), br, boxes(rows));
       LseOut<T> part;
       local_reach_ = local_lse(side(rows), side(cols), br, boxes(rows), col_boxes(cols), local,
-                               l.ptr.data(), l.ranges.data(), l.block_ranges.data(), col_hat.data(),
+                               l.ptr.data(), l.ranges.data(), col_blocks(cols).size, col_hat.data(),
                                eps, 2 * cs_, kGroup, own, threads_, share_ ? part : out);
       if (share_) {
         local_reach_ = share_->max(local_reach_);  // one handover decision on every rank
@@ -437,8 +440,8 @@ double BlockSparsePasses<T>::certify(Axis rows, Axis cols, const std::vector<T>&
     std::vector<char> kept(static_cast<std::size_t>(bc.count), 0);
     for (std::int64_t q = l.ptr[static_cast<std::size_t>(i)];
          q < l.ptr[static_cast<std::size_t>(i) + 1]; ++q)
-      for (std::int64_t j = l.block_ranges[static_cast<std::size_t>(2 * q)];
-           j < l.block_ranges[static_cast<std::size_t>(2 * q + 1)]; ++j)
+      for (std::int64_t j = l.ranges[static_cast<std::size_t>(2 * q)] / bc.size;
+           j < (l.ranges[static_cast<std::size_t>(2 * q + 1)] + bc.size - 1) / bc.size; ++j)
         kept[static_cast<std::size_t>(j)] = 1;
     double pruned = 0;
     for (std::int64_t gj = 0; gj < xc.groups; ++gj) {

@@ -60,15 +60,15 @@ std::vector<float> local_coordinates(const Side<double>& s, const Blocks& b, con
 /// that float32 carries only what varies within the kept block pairs; the large terms (the
 /// rows' offsets, each block's largest bias) are added back in float64. Rows come in groups of
 /// `group` blocks (one kernel call each, over `threads` threads), of which groups [own.first,
-/// own.second) are computed, their rows written from 0 in `out`; ptr, ranges and block_ranges
-/// are the kept lists. Without values; rows' max in base 2 and sums as lse_pass gives them.
-/// Returns the largest dot-product term the float32 logits held (base 2), the scale of their
-/// rounding.
+/// own.second) are computed, their rows written from 0 in `out`; ptr and ranges are the kept
+/// lists, whose ranges start and end on column blocks of col_block points. Without values; rows'
+/// max in base 2 and sums as lse_pass gives them. Returns the largest dot-product term the float32
+/// logits held (base 2), the scale of their rounding.
 double local_lse(const Side<double>& rows, const Side<double>& cols, const Blocks& br,
                  const Boxes& row_boxes, const Boxes& col_boxes,
                  const std::vector<float>& local_rows, const std::int64_t* ptr,
-                 const std::int64_t* ranges, const std::int64_t* block_ranges,
-                 const double* col_hat, double eps, double kappa, std::int64_t group,
+                 const std::int64_t* ranges, std::int64_t col_block, const double* col_hat,
+                 double eps, double kappa, std::int64_t group,
                  std::pair<std::int64_t, std::int64_t> own, int threads, LseOut<double>& out);
 
 /// Block-sparse passes over a cloud pair in block order. Rows are taken by blocks (one kernel
@@ -133,11 +133,10 @@ class BlockSparsePasses final : public Passes<T> {
  private:
   struct Lists {
     double eps = 0;
-    std::vector<T> row_hat, col_hat;         // the potentials the lists were built from
-    std::vector<std::int64_t> ptr, ranges;   // CSR of column ranges (in columns) per row block
-    std::vector<std::int64_t> block_ranges;  // the same ranges in column blocks
-    double kept = -1;                        // pairs kept / (rows cols); -1 before a build
-    std::int64_t first = 0, last = -1;       // the row superblocks the lists hold
+    std::vector<T> row_hat, col_hat;        // the potentials the lists were built from
+    std::vector<std::int64_t> ptr, ranges;  // CSR of column ranges (in columns) per row block
+    double kept = -1;                       // pairs kept / (rows cols); -1 before a build
+    std::int64_t first = 0, last = -1;      // the row superblocks the lists hold
     bool built = false;
   };
   const Side<T>& side(Axis a) const { return a == Axis::X ? x_ : y_; }

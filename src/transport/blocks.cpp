@@ -123,6 +123,7 @@ Blocks sub_blocks(const Blocks& b, MatrixView<const T> points, std::span<const T
   s.count = (s.n + sub - 1) / sub;
   s.order = b.order;
   fill_stats(s, points, weights);
+  std::vector<std::int64_t>().swap(s.order);  // b holds it
   return s;
 }
 

@@ -36,7 +36,8 @@ Blocks make_blocks(MatrixView<const T> points, std::span<const T> weights, std::
                    std::int64_t sub = 0);
 
 /// The blocks of `sub` consecutive points in the order of `b` (sub divides b.size; every block
-/// of b is a run of sub blocks): the finer level the block-sparse lists keep columns by.
+/// of b is a run of sub blocks): the finer level the block-sparse lists keep columns by. Its
+/// `order` is left empty (b's is the order).
 template <class T>
 Blocks sub_blocks(const Blocks& b, MatrixView<const T> points, std::span<const T> weights,
                   std::int64_t sub);
