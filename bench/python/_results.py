@@ -38,6 +38,19 @@ def _memory_gb():
     return None
 
 
+def _without_results(args):
+    """The arguments less --results PATH (where this run wrote its file is not the command)."""
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a == "--results":
+            skip = True
+        elif not a.startswith("--results="):
+            out.append(a)
+    return out
+
+
 class Results:
     """Rows of one benchmark, written to bench/results/NAME.json by ``save``."""
 
@@ -51,7 +64,7 @@ class Results:
             "machine": {"cpu": _cpu(), "cores": os.cpu_count(), "memory_gb": _memory_gb()},
             "versions": {"birkhoff": birkhoff.__version__, **(versions or {})},
             "command": "python3 bench/python/"
-            + " ".join([pathlib.Path(sys.argv[0]).name, *sys.argv[1:]]),
+            + " ".join([pathlib.Path(sys.argv[0]).name, *_without_results(sys.argv[1:])]),
             "x": x,
             "x_label": x_label or x,
             "group": list(group),

@@ -471,7 +471,8 @@ def sinkhorn(
         max_iter: converge schedule: the budget of iterations at the final epsilon.
         acceleration: converge schedule: "over-relaxation", "anderson" or "none".
         marginal_tol: ``converged`` means a relative marginal error within this.
-        block_size: multiscale: points per block (a multiple of 16).
+        block_size: multiscale: points per row block (a multiple of 16; columns are kept
+            by sub-blocks of 8 points, 16 from d = 4, whole blocks from d = 8).
         iterations: when > 0, this many iterations at the final epsilon (GeomLoss schedule).
         epsilons: GeomLoss schedule: explicit epsilons (cost units), replacing blur/scaling.
         update: GeomLoss schedule: "symmetric" (averaged) or "alternating" (Gauss-Seidel).

@@ -258,7 +258,8 @@ def sinkhorn(
             be kept; the report says which and why).
         max_iter: converge schedule: the budget of iterations at the final epsilon.
         acceleration: converge schedule: "over-relaxation" (default), "anderson" or "none".
-        block_size: multiscale: points per block (a multiple of 16).
+        block_size: multiscale: points per row block (a multiple of 16; columns are kept
+            by sub-blocks of 8 points, 16 from d = 4, whole blocks from d = 8).
         epsilons: GeomLoss schedule: explicit epsilons (cost units), replacing blur/scaling.
         iterations: GeomLoss schedule: when > 0, this many iterations at epsilon = blur**2
             without annealing.

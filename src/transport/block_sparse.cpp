@@ -206,6 +206,7 @@ void BlockSparsePasses<T>::build(Lists& l, Axis rows, Axis cols, const std::vect
   const double threshold = std::log(delta_ / static_cast<double>(nc)) - 2 * kDrift;
   // The previous lists go first: a build holds the new ones twice at most (per row, then CSR).
   std::vector<std::int64_t>().swap(l.ranges);
+  l.ptr.assign(1, 0);
   l.built = false;
   std::vector<std::vector<std::int64_t>> per_row(static_cast<std::size_t>(nr));
   const auto own = own_groups(rows);
@@ -264,7 +265,7 @@ void BlockSparsePasses<T>::build(Lists& l, Axis rows, Axis cols, const std::vect
                        fc.group_u.data() + gj * d, xc.group_centre.data() + gj * d,
                        xc.group_half.data() + gj * d, cs_);
         const double group = xc.group_log_mass[static_cast<std::size_t>(gj)] + ug / eps;
-        if (group > best_group) {
+        if (best_g < 0 || group > best_group) {
           best_group = group;
           best_g = gj;
         }
@@ -433,45 +434,54 @@ double BlockSparsePasses<T>::certify(Axis rows, Axis cols, const std::vector<T>&
   double worst = 0;
   const auto own = own_groups(rows);
   const std::int64_t i_first = own.first * kGroup, i_last = std::min(br.count, own.second * kGroup);
-#pragma omp parallel for schedule(dynamic, 8) num_threads(threads_) reduction(max : worst)
-  for (std::int64_t i = i_first; i < i_last; ++i) {
-    const double ar = fr.alpha[static_cast<std::size_t>(i)] + fr.rho[static_cast<std::size_t>(i)];
-    // Column blocks kept for I, marked; a superblock with none kept is bounded whole.
-    std::vector<char> kept(static_cast<std::size_t>(bc.count), 0);
-    for (std::int64_t q = l.ptr[static_cast<std::size_t>(i)];
-         q < l.ptr[static_cast<std::size_t>(i) + 1]; ++q)
-      for (std::int64_t j = l.ranges[static_cast<std::size_t>(2 * q)] / bc.size;
-           j < (l.ranges[static_cast<std::size_t>(2 * q + 1)] + bc.size - 1) / bc.size; ++j)
-        kept[static_cast<std::size_t>(j)] = 1;
-    double pruned = 0;
-    for (std::int64_t gj = 0; gj < xc.groups; ++gj) {
-      const std::int64_t first = gj * kGroup, last = std::min(bc.count, first + kGroup);
-      const bool any =
-          std::any_of(kept.begin() + first, kept.begin() + last, [](char c) { return c != 0; });
-      if (!any) {
-        // A superblock bounded whole, when its (looser) bound is already small.
-        const double u =
-            pair_bound(d, ar, fr.u.data() + i * d, xr.centre.data() + i * d, xr.half.data() + i * d,
-                       fc.group_alpha[static_cast<std::size_t>(gj)] +
-                           fc.group_rho[static_cast<std::size_t>(gj)],
-                       fc.group_u.data() + gj * d, xc.group_centre.data() + gj * d,
-                       xc.group_half.data() + gj * d, cs_);
-        const double term = std::exp(xc.group_log_mass[static_cast<std::size_t>(gj)] + u / eps);
-        if (term <= delta_ / static_cast<double>(xc.groups)) {
-          pruned += term;
-          continue;
+#pragma omp parallel num_threads(threads_) reduction(max : worst)
+  {
+    // Column blocks (and superblocks) kept for the row block at hand, marked and unmarked
+    // through its ranges; a superblock with none kept is bounded whole.
+    std::vector<char> kept(static_cast<std::size_t>(bc.count), 0),
+        group_kept(static_cast<std::size_t>(xc.groups), 0);
+    auto mark = [&](std::int64_t i, char v) {
+      for (std::int64_t q = l.ptr[static_cast<std::size_t>(i)];
+           q < l.ptr[static_cast<std::size_t>(i) + 1]; ++q)
+        for (std::int64_t j = l.ranges[static_cast<std::size_t>(2 * q)] / bc.size;
+             j < (l.ranges[static_cast<std::size_t>(2 * q + 1)] + bc.size - 1) / bc.size; ++j) {
+          kept[static_cast<std::size_t>(j)] = v;
+          group_kept[static_cast<std::size_t>(j / kGroup)] = v;
+        }
+    };
+#pragma omp for schedule(dynamic, 8)
+    for (std::int64_t i = i_first; i < i_last; ++i) {
+      const double ar = fr.alpha[static_cast<std::size_t>(i)] + fr.rho[static_cast<std::size_t>(i)];
+      mark(i, 1);
+      double pruned = 0;
+      for (std::int64_t gj = 0; gj < xc.groups; ++gj) {
+        const std::int64_t first = gj * kGroup, last = std::min(bc.count, first + kGroup);
+        if (!group_kept[static_cast<std::size_t>(gj)]) {
+          // A superblock bounded whole, when its (looser) bound is already small.
+          const double u = pair_bound(d, ar, fr.u.data() + i * d, xr.centre.data() + i * d,
+                                      xr.half.data() + i * d,
+                                      fc.group_alpha[static_cast<std::size_t>(gj)] +
+                                          fc.group_rho[static_cast<std::size_t>(gj)],
+                                      fc.group_u.data() + gj * d, xc.group_centre.data() + gj * d,
+                                      xc.group_half.data() + gj * d, cs_);
+          const double term = std::exp(xc.group_log_mass[static_cast<std::size_t>(gj)] + u / eps);
+          if (term <= delta_ / static_cast<double>(xc.groups)) {
+            pruned += term;
+            continue;
+          }
+        }
+        for (std::int64_t j = first; j < last; ++j) {
+          if (kept[static_cast<std::size_t>(j)]) continue;
+          const double u = pair_bound(
+              d, ar, fr.u.data() + i * d, xr.centre.data() + i * d, xr.half.data() + i * d,
+              fc.alpha[static_cast<std::size_t>(j)] + fc.rho[static_cast<std::size_t>(j)],
+              fc.u.data() + j * d, xc.centre.data() + j * d, xc.half.data() + j * d, cs_);
+          pruned += std::exp(bc.log_mass[static_cast<std::size_t>(j)] + u / eps);
         }
       }
-      for (std::int64_t j = first; j < last; ++j) {
-        if (kept[static_cast<std::size_t>(j)]) continue;
-        const double u =
-            pair_bound(d, ar, fr.u.data() + i * d, xr.centre.data() + i * d, xr.half.data() + i * d,
-                       fc.alpha[static_cast<std::size_t>(j)] + fc.rho[static_cast<std::size_t>(j)],
-                       fc.u.data() + j * d, xc.centre.data() + j * d, xc.half.data() + j * d, cs_);
-        pruned += std::exp(bc.log_mass[static_cast<std::size_t>(j)] + u / eps);
-      }
+      mark(i, 0);
+      worst = std::max(worst, pruned);
     }
-    worst = std::max(worst, pruned);
   }
   if (share_) worst = share_->max(worst);
   return eps * std::log1p(worst);

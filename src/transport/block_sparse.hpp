@@ -79,11 +79,12 @@ double local_lse(const Side<double>& rows, const Side<double>& cols, const Block
 /// on the pair of blocks I, J (bounded in closed form, coordinate by coordinate). Column block J
 /// is kept for row block I when b_J exp(U(I, J) / eps) is above delta / (number of column
 /// blocks) times a safety factor; superblocks of kGroup blocks are tested first, so building
-/// the lists costs far less than one test per block pair. The lists stay valid while no
-/// potential moves by more than kDrift epsilons, and are rebuilt otherwise (or when epsilon
-/// changes). Each ordered pair of sides (x against y, y against x, and the self passes x
-/// against x, y against y of the debiased divergence) keeps lists of its own. Source: the
-/// truncation of [schmitzer2019] §3 with a bound on blocks.
+/// the lists costs far less than one test per block pair. The lists stay valid while the
+/// largest rise of the row potential plus that of the column potential stays within their
+/// margin of 2 kDrift epsilons, and are rebuilt otherwise (or when epsilon changes). Each ordered
+/// pair of sides (x against y, y against x, and the self passes x against x, y against y of the
+/// debiased divergence) keeps lists of its own. Source: the truncation of [schmitzer2019] §3 with a
+/// bound on blocks.
 template <class T>
 class BlockSparsePasses final : public Passes<T> {
  public:

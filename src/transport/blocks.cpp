@@ -80,7 +80,7 @@ Blocks make_blocks(MatrixView<const T> points, std::span<const T> weights, std::
   // Split [lo, hi) at a multiple of `size` from lo, along the widest coordinate, until every
   // piece is one block (every block but the last is full); then each block likewise at
   // multiples of `sub`, so that its runs of sub points are compact too.
-  if (sub <= 0 || sub > size) sub = size;
+  if (sub <= 0 || sub > size || size % sub != 0) sub = size;
   std::vector<std::pair<std::int64_t, std::int64_t>> stack{{0, b.n}};
   while (!stack.empty()) {
     const auto [lo, hi] = stack.back();

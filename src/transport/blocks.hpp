@@ -28,9 +28,9 @@ struct Blocks {
   double median_diagonal2() const;
 };
 
-/// The blocks of points (n, d) with weights w (empty = uniform 1/n). With 0 < sub < size (a
-/// divisor of size), each block's points are ordered so that its runs of `sub` points are
-/// compact too: sub_blocks() then describes them.
+/// The blocks of points (n, d) with weights w (empty = uniform 1/n). With 0 < sub < size and
+/// sub a divisor of size (else it is ignored), each block's points are ordered so that its runs of
+/// `sub` points are compact too: sub_blocks() then describes them.
 template <class T>
 Blocks make_blocks(MatrixView<const T> points, std::span<const T> weights, std::int64_t size,
                    std::int64_t sub = 0);

@@ -49,7 +49,9 @@ struct Describe<transport::SinkhornOptions> {
               kAccelerationNames),
         field("marginal_tol", &S::marginal_tol,
               "converged means a relative marginal error within this"),
-        field("block_size", &S::block_size, "multiscale: points per block (a multiple of 16)"),
+        field("block_size", &S::block_size,
+              "multiscale: points per row block (a multiple of 16; columns are kept by sub-blocks "
+              "of 8 points, 16 from d = 4, whole blocks from d = 8)"),
         field("iterations", &S::iterations,
               "geomloss: this many iterations at the final epsilon, no annealing"),
         field("epsilons", &S::epsilons,

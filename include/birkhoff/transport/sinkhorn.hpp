@@ -79,7 +79,8 @@ struct SinkhornOptions {
   /// The report says converged = (marginal_error <= marginal_tol, and the truncation bound
   /// within epsilon * marginal_tol); the Converge schedule iterates until it holds.
   double marginal_tol = 1e-3;
-  /// Multiscale: points per block (a multiple of 16 in [16, 4096]).
+  /// Multiscale: points per row block (a multiple of 16 in [16, 4096]); columns are kept by
+  /// sub-blocks of 8 points (16 from d = 4, whole blocks from d = 8).
   int block_size = 32;
   /// OpenMP threads; 0 = default. Results do not depend on it.
   int num_threads = 0;

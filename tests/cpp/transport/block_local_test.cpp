@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <span>
 #include <vector>
 
@@ -18,15 +17,6 @@
 
 namespace birkhoff::transport {
 namespace {
-
-// n points uniform in [0, 1]^d plus a shift.
-std::vector<double> uniform(std::int64_t n, std::int64_t d, double shift, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(0, 1);
-  std::vector<double> p(static_cast<std::size_t>(n * d));
-  for (double& v : p) v = shift + u(rng);
-  return p;
-}
 
 // The largest |a_i - b_i| / eps.
 double worst(const std::vector<double>& a, const std::vector<double>& b, double eps) {
@@ -45,7 +35,7 @@ TEST(BlockLocal, PassesStayWithinTheirRoundingFloorFarBelowGlobalFloat32) {
   // rows in block-local float32, in float64 and in float32 with the clouds' own coordinates.
   for (const Setting s : {Setting{3, 0.01}, Setting{2, 0.001}}) {
     const std::int64_t n = 3000, m = 2800, d = s.d;
-    const auto x = uniform(n, d, 0.0, 1), y = uniform(m, d, 0.2, 2);
+    const auto x = testing::uniform_points(n, d, 0.0, 1), y = testing::uniform_points(m, d, 0.2, 2);
     const double eps = s.blur * s.blur;
     auto p = testing::make_problem(x, n, y, m, d, s.blur);
     SinkhornOptions o;
@@ -96,7 +86,7 @@ TEST(BlockLocal, Float64SolvesIterateInBlockLocalFloat32AndFinishInFloat64) {
   // The default float64 multiscale solve runs its final iterations on block-local float32
   // logits, then float64 iterations to a tight tolerance: the dense backend's answer.
   const std::int64_t n = 2500, m = 2300, d = 3;
-  const auto x = uniform(n, d, 0.0, 3), y = uniform(m, d, 0.2, 4);
+  const auto x = testing::uniform_points(n, d, 0.0, 3), y = testing::uniform_points(m, d, 0.2, 4);
   const auto p = testing::make_problem(x, n, y, m, d, 0.02);
   SinkhornOptions o;
   o.marginal_tol = 1e-6;
@@ -124,7 +114,7 @@ TEST(BlockLocal, Float32FarBelowItsFloorKeepsTheFloat64TransportCost) {
   // float64 problem of the same numbers is solved, on block-local float32 passes first. A
   // translated copy keeps Sinkhorn fast at this blur (two samples need ~10^4 iterations).
   const std::int64_t n = 1500, m = 1500, d = 2;
-  const auto x = uniform(n, d, 0.0, 5);
+  const auto x = testing::uniform_points(n, d, 0.0, 5);
   std::vector<double> y(x);
   for (double& v : y) v += 0.1;
   const std::vector<float> xf(x.begin(), x.end()), yf(y.begin(), y.end());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
 #include <span>
 #include <vector>
 
@@ -11,6 +12,16 @@
 #include "transport/streams.hpp"
 
 namespace birkhoff::transport::testing {
+
+/// n points uniform in [0, 1]^d plus a shift, row-major (n, d).
+inline std::vector<double> uniform_points(std::int64_t n, std::int64_t d, double shift,
+                                          unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<double> p(static_cast<std::size_t>(n * d));
+  for (double& v : p) v = shift + u(rng);
+  return p;
+}
 
 /// Holds the sorted points the sides point into, so it stays where it was made.
 /// With 0 < sub < block, each block's points are ordered in compact runs of sub points too, and

@@ -20,14 +20,6 @@
 namespace birkhoff::transport {
 namespace {
 
-std::vector<double> uniform(std::int64_t n, std::int64_t d, double shift, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(0, 1);
-  std::vector<double> p(static_cast<std::size_t>(n * d));
-  for (double& v : p) v = shift + u(rng);
-  return p;
-}
-
 double mean_diagonal(const detail::Blocks& b) {
   double s = 0;
   for (std::int64_t k = 0; k < b.count; ++k) {
@@ -44,7 +36,7 @@ double mean_diagonal(const detail::Blocks& b) {
 TEST(Blocks, SubBlocksRefineTheBlocksWithoutChangingThem) {
   for (unsigned seed = 0; seed < 8; ++seed) {
     const std::int64_t d = 1 + seed % 4, n = 1000 + 77 * seed;  // not a multiple of the sizes
-    const auto p = uniform(n, d, 0.0, seed);
+    const auto p = testing::uniform_points(n, d, 0.0, seed);
     std::vector<double> w(static_cast<std::size_t>(n));
     std::mt19937 rng(seed + 50);
     std::uniform_real_distribution<double> u(0.5, 1.5);
@@ -89,7 +81,7 @@ TEST(Blocks, ColumnSubBlocksKeepFewerPairsWithinTheCertifiedBound) {
   // by blocks of 32 and by sub-blocks of 8: both within their certificate of the dense one,
   // the sub-blocks keeping fewer pairs.
   const std::int64_t n = 4000, m = 3600, d = 3;
-  const auto x = uniform(n, d, 0.0, 3), y = uniform(m, d, 0.2, 4);
+  const auto x = testing::uniform_points(n, d, 0.0, 3), y = testing::uniform_points(m, d, 0.2, 4);
   const double blur = 0.03, eps = blur * blur;
   auto p = testing::make_problem(x, n, y, m, d, blur);
   SinkhornOptions o;
