@@ -140,6 +140,26 @@ inline double pair_bound(std::int64_t d, double ar, const double* ur, const doub
   return v;
 }
 
+// One box of a side as pair_bound reads it: the bound's offset alpha + rho, its slope, and the
+// box's centre and half-widths, of block k or of superblock k.
+struct BoxBound {
+  double a;
+  const double *u, *c, *h;
+};
+inline BoxBound block_of(const AffineBound& f, const Boxes& b, std::int64_t k) {
+  const auto q = static_cast<std::size_t>(k);
+  return {f.alpha[q] + f.rho[q], f.u.data() + k * b.d, b.centre.data() + k * b.d,
+          b.half.data() + k * b.d};
+}
+inline BoxBound group_of(const AffineBound& f, const Boxes& b, std::int64_t k) {
+  const auto q = static_cast<std::size_t>(k);
+  return {f.group_alpha[q] + f.group_rho[q], f.group_u.data() + k * b.d,
+          b.group_centre.data() + k * b.d, b.group_half.data() + k * b.d};
+}
+inline double pair_bound(const BoxBound& r, const BoxBound& c, std::int64_t d, double cs) {
+  return pair_bound(d, r.a, r.u, r.c, r.h, c.a, c.u, c.c, c.h, cs);
+}
+
 }  // namespace
 
 template <class T>
@@ -216,14 +236,7 @@ void BlockSparsePasses<T>::build(Lists& l, Axis rows, Axis cols, const std::vect
     std::vector<char> near(static_cast<std::size_t>(xc.groups));
     std::vector<double> group_value(static_cast<std::size_t>(xc.groups));
     for (std::int64_t gj = 0; gj < xc.groups; ++gj) {
-      const double u = pair_bound(
-          d,
-          fr.group_alpha[static_cast<std::size_t>(gi)] + fr.group_rho[static_cast<std::size_t>(gi)],
-          fr.group_u.data() + gi * d, xr.group_centre.data() + gi * d,
-          xr.group_half.data() + gi * d,
-          fc.group_alpha[static_cast<std::size_t>(gj)] + fc.group_rho[static_cast<std::size_t>(gj)],
-          fc.group_u.data() + gj * d, xc.group_centre.data() + gj * d,
-          xc.group_half.data() + gj * d, cs_);
+      const double u = pair_bound(group_of(fr, xr, gi), group_of(fc, xc, gj), d, cs_);
       group_value[static_cast<std::size_t>(gj)] =
           xc.group_log_mass[static_cast<std::size_t>(gj)] + u / eps;
     }
@@ -238,64 +251,49 @@ void BlockSparsePasses<T>::build(Lists& l, Axis rows, Axis cols, const std::vect
       auto& out = per_row[static_cast<std::size_t>(i)];
       std::int64_t open = -1, best_j = -1, best_g = -1;
       double best_value = -kInf, best_group = -kInf;
-      const double ar = fr.alpha[static_cast<std::size_t>(i)] + fr.rho[static_cast<std::size_t>(i)];
+      const BoxBound row = block_of(fr, xr, i);
       auto value_of = [&](std::int64_t j) {
-        const double u =
-            pair_bound(d, ar, fr.u.data() + i * d, xr.centre.data() + i * d, xr.half.data() + i * d,
-                       fc.alpha[static_cast<std::size_t>(j)] + fc.rho[static_cast<std::size_t>(j)],
-                       fc.u.data() + j * d, xc.centre.data() + j * d, xc.half.data() + j * d, cs_);
-        return bc.log_mass[static_cast<std::size_t>(j)] + u / eps;
+        return bc.log_mass[static_cast<std::size_t>(j)] +
+               pair_bound(row, block_of(fc, xc, j), d, cs_) / eps;
+      };
+      auto close_at = [&](std::int64_t j) {  // ends an open range before column block j
+        if (open < 0) return;
+        out.push_back(open);
+        out.push_back(j);
+        open = -1;
       };
       // Column superblocks that are not near are skipped whole (they close an open range).
       for (std::int64_t gj = 0; gj < xc.groups; ++gj) {
         const std::int64_t j0 = gj * kGroup, j1 = std::min(nc, j0 + kGroup);
         if (!near[static_cast<std::size_t>(gj)]) {
-          if (open >= 0) {
-            out.push_back(open);
-            out.push_back(j0);
-            open = -1;
-          }
+          close_at(j0);
           continue;
         }
         // The row block's own bound on the superblock (tighter than the row superblock's).
-        const double ug =
-            pair_bound(d, ar, fr.u.data() + i * d, xr.centre.data() + i * d, xr.half.data() + i * d,
-                       fc.group_alpha[static_cast<std::size_t>(gj)] +
-                           fc.group_rho[static_cast<std::size_t>(gj)],
-                       fc.group_u.data() + gj * d, xc.group_centre.data() + gj * d,
-                       xc.group_half.data() + gj * d, cs_);
-        const double group = xc.group_log_mass[static_cast<std::size_t>(gj)] + ug / eps;
+        const double group = xc.group_log_mass[static_cast<std::size_t>(gj)] +
+                             pair_bound(row, group_of(fc, xc, gj), d, cs_) / eps;
         if (best_g < 0 || group > best_group) {
           best_group = group;
           best_g = gj;
         }
         if (group < t + std::log(static_cast<double>(j1 - j0))) {
-          if (open >= 0) {
-            out.push_back(open);
-            out.push_back(j0);
-            open = -1;
-          }
+          close_at(j0);
           continue;
         }
         for (std::int64_t j = j0; j < j1; ++j) {
           const double value = value_of(j);
-          const bool keep = value >= t;
           if (value > best_value || best_j < 0) {
             best_value = value;
             best_j = j;
           }
-          if (keep && open < 0) open = j;
-          if (!keep && open >= 0) {
-            out.push_back(open);
-            out.push_back(j);
-            open = -1;
+          if (value >= t) {
+            if (open < 0) open = j;
+          } else {
+            close_at(j);
           }
         }
       }
-      if (open >= 0) {
-        out.push_back(open);
-        out.push_back(nc);
-      }
+      close_at(nc);
       if (out.empty() && best_g >= 0) {
         // Every near superblock failed the row block's own test: its best column block.
         for (std::int64_t j = best_g * kGroup; j < std::min(nc, (best_g + 1) * kGroup); ++j) {
@@ -451,19 +449,14 @@ double BlockSparsePasses<T>::certify(Axis rows, Axis cols, const std::vector<T>&
     };
 #pragma omp for schedule(dynamic, 8)
     for (std::int64_t i = i_first; i < i_last; ++i) {
-      const double ar = fr.alpha[static_cast<std::size_t>(i)] + fr.rho[static_cast<std::size_t>(i)];
+      const BoxBound row = block_of(fr, xr, i);
       mark(i, 1);
       double pruned = 0;
       for (std::int64_t gj = 0; gj < xc.groups; ++gj) {
         const std::int64_t first = gj * kGroup, last = std::min(bc.count, first + kGroup);
         if (!group_kept[static_cast<std::size_t>(gj)]) {
           // A superblock bounded whole, when its (looser) bound is already small.
-          const double u = pair_bound(d, ar, fr.u.data() + i * d, xr.centre.data() + i * d,
-                                      xr.half.data() + i * d,
-                                      fc.group_alpha[static_cast<std::size_t>(gj)] +
-                                          fc.group_rho[static_cast<std::size_t>(gj)],
-                                      fc.group_u.data() + gj * d, xc.group_centre.data() + gj * d,
-                                      xc.group_half.data() + gj * d, cs_);
+          const double u = pair_bound(row, group_of(fc, xc, gj), d, cs_);
           const double term = std::exp(xc.group_log_mass[static_cast<std::size_t>(gj)] + u / eps);
           if (term <= delta_ / static_cast<double>(xc.groups)) {
             pruned += term;
@@ -472,10 +465,7 @@ double BlockSparsePasses<T>::certify(Axis rows, Axis cols, const std::vector<T>&
         }
         for (std::int64_t j = first; j < last; ++j) {
           if (kept[static_cast<std::size_t>(j)]) continue;
-          const double u = pair_bound(
-              d, ar, fr.u.data() + i * d, xr.centre.data() + i * d, xr.half.data() + i * d,
-              fc.alpha[static_cast<std::size_t>(j)] + fc.rho[static_cast<std::size_t>(j)],
-              fc.u.data() + j * d, xc.centre.data() + j * d, xc.half.data() + j * d, cs_);
+          const double u = pair_bound(row, block_of(fc, xc, j), d, cs_);
           pruned += std::exp(bc.log_mass[static_cast<std::size_t>(j)] + u / eps);
         }
       }

@@ -27,6 +27,16 @@ double Blocks::median_diagonal2() const {
 
 namespace {
 
+// Blocks of `size` points over n points in d dimensions, before their order and statistics.
+Blocks shell(std::int64_t n, std::int64_t d, std::int64_t size) {
+  Blocks b;
+  b.size = size;
+  b.n = n;
+  b.d = d;
+  b.count = (n + size - 1) / size;
+  return b;
+}
+
 // Boxes, masses and centroids of b's blocks (b.order and b.size set).
 template <class T>
 void fill_stats(Blocks& b, MatrixView<const T> points, std::span<const T> weights) {
@@ -70,11 +80,7 @@ void fill_stats(Blocks& b, MatrixView<const T> points, std::span<const T> weight
 template <class T>
 Blocks make_blocks(MatrixView<const T> points, std::span<const T> weights, std::int64_t size,
                    std::int64_t sub) {
-  Blocks b;
-  b.size = size;
-  b.n = points.rows;
-  b.d = points.cols;
-  b.count = (b.n + size - 1) / size;
+  Blocks b = shell(points.rows, points.cols, size);
   b.order.resize(static_cast<std::size_t>(b.n));
   std::iota(b.order.begin(), b.order.end(), std::int64_t{0});
   // Split [lo, hi) at a multiple of `size` from lo, along the widest coordinate, until every
@@ -116,11 +122,7 @@ Blocks make_blocks(MatrixView<const T> points, std::span<const T> weights, std::
 template <class T>
 Blocks sub_blocks(const Blocks& b, MatrixView<const T> points, std::span<const T> weights,
                   std::int64_t sub) {
-  Blocks s;
-  s.size = sub;
-  s.n = b.n;
-  s.d = b.d;
-  s.count = (s.n + sub - 1) / sub;
+  Blocks s = shell(b.n, b.d, sub);
   s.order = b.order;
   fill_stats(s, points, weights);
   std::vector<std::int64_t>().swap(s.order);  // b holds it
