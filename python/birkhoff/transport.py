@@ -394,8 +394,8 @@ def partial_sinkhorn(
         mass_fraction: instead of ``mass``: that fraction of min(sum(a), sum(b)), in (0, 1].
         **kwargs: the solver options of :func:`sinkhorn` (schedule, max_iter, marginal_tol,
             iterations, num_threads, progress, warn, ...); ``reach`` and ``debias`` are
-            refused. Partial OT updates alternately and without acceleration; the multiscale
-            backend refuses it.
+            refused. Partial OT updates alternately and without acceleration, on either
+            backend (``backend="auto"`` chooses as for :func:`sinkhorn`).
 
     Returns:
         SinkhornResult: ``loss`` = <P, C> + epsilon sum P log(P / (a x b)) at the optimum,

@@ -44,11 +44,9 @@ double expected_kept_fraction(const OtProblem<T>& problem, std::int64_t block_si
 template <class T>
 std::string dense_because(const OtProblem<T>& problem, const SinkhornOptions& options,
                           std::string& kept_reason) {
-  const bool partial = std::holds_alternative<Partial>(problem.marginals);
   const auto& cost = problem.geometry.cost();
   if (!(cost->box_bound() && cost->identity_features()))
     return "the " + cost.name() + " cost is dense";
-  if (partial) return "partial OT is dense";
   // SamplesLoss: a converged multiscale value differs from the schedule's by the schedule's
   // own error, so auto keeps the schedule's values for every size (no jump at 1e8 pairs).
   if (options.schedule == Schedule::GeomLoss)
@@ -119,8 +117,6 @@ Choice<T> choose(const Registry& registry, const OtProblem<T>& problem,
     require(cost->box_bound() && cost->identity_features(), "backend",
             "the multiscale backend handles the sqeuclidean cost only (cost " + cost.name() +
                 "); use backend dense");
-    require(!std::holds_alternative<Partial>(problem.marginals), "backend",
-            "the multiscale backend does not solve partial OT (mass) yet; use backend dense");
     require(options.iterations == 0 && options.epsilons.empty(), "backend",
             "the multiscale backend iterates to marginal_tol; a fixed number of iterations or "
             "list of epsilons runs on backend dense");

@@ -6,9 +6,11 @@
 #include <cmath>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <span>
 #include <string>
+#include <variant>
 
 #include "birkhoff/core/error.hpp"
 #include "birkhoff/core/system.hpp"
@@ -147,9 +149,16 @@ FineRun<T> run_multiscale(const OtProblem<T>& problem, const SinkhornOptions& op
   std::vector<T> xc(bx.centroid.begin(), bx.centroid.end()),
       yc(by.centroid.begin(), by.centroid.end());
   std::vector<T> ac(bx.mass.begin(), bx.mass.end()), bc(by.mass.begin(), by.mass.end());
+  Marginals coarse_marginals = problem.marginals;
+  if (auto* partial = std::get_if<Partial>(&coarse_marginals)) {
+    // The blocks' masses in T may sum a rounding below the points' weights.
+    const double total = std::min(std::accumulate(ac.begin(), ac.end(), 0.0),
+                                  std::accumulate(bc.begin(), bc.end(), 0.0));
+    partial->mass = std::min(partial->mass, total);
+  }
   OtProblem<T> coarse{
       PointCloud<T>({xc.data(), bx.count, d}, {yc.data(), by.count, d}, geom.cost()), ac, bc,
-      eps_jump, problem.marginals};
+      eps_jump, coarse_marginals};
   SinkhornOptions co;
   co.schedule = Schedule::Converge;
   co.backend = Backend::Dense;
@@ -205,7 +214,9 @@ FineRun<T> run_multiscale(const OtProblem<T>& problem, const SinkhornOptions& op
     softmin(*dense_backend<T>().passes(rows, cols, 2 * cs, threads), Axis::X, Axis::Y, {}, col_hat,
             eps_jump, out, cand);
     std::vector<T> h = cand;
-    pol.update(axis, h, cand, rows.sqnorm, eps_jump, 1.0);
+    // Partial OT: the level that makes this side carry the mass (0 for other problems).
+    const double level = pol.level(cand, rows.sqnorm, rows.weights, eps_jump);
+    pol.update(axis, h, cand, rows.sqnorm, eps_jump, 1.0, level);
     return take_standard(h, rows.sqnorm);
   };
   const auto xf = o.geometry.x(), yf = o.geometry.y();
@@ -228,12 +239,16 @@ FineRun<T> run_multiscale(const OtProblem<T>& problem, const SinkhornOptions& op
 }
 
 // The certificate of one truncated update at the final potentials (shifted, block order).
+// A capped update (partial OT: h = min(cap, candidate)) errs only by what the dropped pairs add
+// to the plan at h itself: its bound reads min(h, candidate), which is the candidate elsewhere.
 template <class T>
 double certificate(BlockSparsePasses<T>& passes, Axis rows, Axis cols, const std::vector<T>& rh,
-                   const std::vector<T>& ch, double eps) {
+                   const std::vector<T>& ch, double eps, bool capped = false) {
   LseOut<T> out;
   std::vector<T> cand;
   softmin(passes, rows, cols, rh, ch, eps, out, cand);
+  if (capped)
+    for (std::size_t i = 0; i < cand.size(); ++i) cand[i] = std::min(cand[i], rh[i]);
   return passes.certify(rows, cols, cand, ch, eps);
 }
 
@@ -291,7 +306,7 @@ Solution<T> in_caller_order(const OtProblem<T>& problem, const SinkhornOptions& 
                  scatter<T>(st.f_grad, ox),
                  scatter<T>(st.g_grad, oy),
                  st.report,
-                 0};
+                 sorted.multiplier()};
   SinkhornReport& r = found.report;
   r.backend = "multiscale";
   r.working_dtype = sizeof(T) == 4 ? "float32" : "float64";
@@ -319,8 +334,10 @@ Solution<T> multiscale_sinkhorn(const OtProblem<T>& problem, const SinkhornOptio
   const auto& st = sorted.state();
   auto& passes = *run.order->passes;
   const double eps = problem.epsilon;
-  const double bound = std::max(certificate(passes, Axis::X, Axis::Y, st.f_hat, st.g_hat, eps),
-                                certificate(passes, Axis::Y, Axis::X, st.g_hat, st.f_hat, eps));
+  const bool capped = std::holds_alternative<Partial>(problem.marginals);
+  const double bound =
+      std::max(certificate(passes, Axis::X, Axis::Y, st.f_hat, st.g_hat, eps, capped),
+               certificate(passes, Axis::Y, Axis::X, st.g_hat, st.f_hat, eps, capped));
   // The solution's products are local, on lists of the final potentials.
   passes.set_share(nullptr);
   passes.reset_lists();

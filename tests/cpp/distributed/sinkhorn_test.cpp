@@ -150,6 +150,14 @@ TYPED_TEST(SameBits, MultiscaleSolveDivergenceAndProducts) {
   expect_same(dg.xy(), dw.xy());
   // auto picks multiscale under MPI too (here: asked, so the report says so).
   EXPECT_EQ(dg.xy().report().backend, "multiscale");
+  // Partial OT on the block-sparse passes keeps the same bits too.
+  auto pp = p;
+  pp.marginals = transport::Partial{0.5};
+  const auto pg = sinkhorn(pp, o, MPI_COMM_WORLD);
+  const auto pw = transport::sinkhorn(pp, o);
+  EXPECT_EQ(pg.report().backend, "multiscale");
+  EXPECT_EQ(pg.multiplier(), pw.multiplier());
+  expect_same(pg, pw);
 }
 
 TEST(Agree, AnotherShapeOnTheLastRankIsAnErrorOnEveryRank) {
