@@ -172,12 +172,9 @@ def converged(sizes, blur, timeout, dense_max, pot_max, results_path=None):
             if (method == "birkhoff-dense" and n > dense_max) or (method == "pot" and n > pot_max):
                 continue
             load = os.getloadavg()[0]
-            cmd = [sys.executable, __file__, "--converged-child", method, str(n), str(blur)]
-            try:
-                p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-                r = json.loads(p.stdout.strip().splitlines()[-1])
-            except (subprocess.TimeoutExpired, IndexError, json.JSONDecodeError):
-                print(f"| {n} | {method} | failed or timed out | | | | | | | {load:.1f} |")
+            r = run_child(["--converged-child", method, str(n), str(blur)], method, timeout)
+            if "error" in r:
+                print(f"| {n} | {method} | {r['error']} | | | | | | | {load:.1f} |")
                 continue
             ref = ref or r["seconds"]
             row[f"{method}_s"] = r["seconds"]
@@ -193,7 +190,12 @@ def converged(sizes, blur, timeout, dense_max, pot_max, results_path=None):
 
 
 def measure(method, n, d, iters, timeout):
-    cmd = [sys.executable, __file__, "--child", method, str(n), str(d), str(iters)]
+    return run_child(["--child", method, str(n), str(d), str(iters)], method, timeout)
+
+
+def run_child(args, method, timeout):
+    """This script run as a child process with `args`: its last JSON line, or the error."""
+    cmd = [sys.executable, __file__, *args]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -1,7 +1,10 @@
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "birkhoff/transport/sinkhorn.hpp"
@@ -87,6 +90,20 @@ inline double max_diff_up_to_constant(const std::vector<double>& u, const std::v
 template <class T>
 std::vector<double> as_double(const std::vector<T>& v) {
   return std::vector<double>(v.begin(), v.end());
+}
+
+/// The largest |u_i - v_i|.
+inline double max_abs_diff(std::span<const double> u, std::span<const double> v) {
+  double e = 0;
+  for (std::size_t i = 0; i < u.size(); ++i) e = std::max(e, std::abs(u[i] - v[i]));
+  return e;
+}
+
+/// The largest |u_i|.
+inline double max_abs(std::span<const double> u) {
+  double e = 0;
+  for (double v : u) e = std::max(e, std::abs(v));
+  return e;
 }
 
 }  // namespace birkhoff::transport::testing

@@ -22,6 +22,8 @@
 namespace birkhoff::transport {
 namespace {
 
+using testing::max_abs;
+using testing::max_abs_diff;
 using testing::Settings;
 
 // Points in [0, 1]^d, uniform or in a few tight clusters; the target shifted by 0.2.
@@ -375,18 +377,6 @@ TEST(Converge, UnbalancedProblemsConvergeOnBothBackends) {
   EXPECT_TRUE(dense.converged());
   EXPECT_TRUE(multi.converged());
   EXPECT_NEAR(multi.loss(), dense.loss(), 2e-3 * std::abs(dense.loss()));
-}
-
-double max_abs_diff(std::span<const double> u, std::span<const double> v) {
-  double e = 0;
-  for (std::size_t i = 0; i < u.size(); ++i) e = std::max(e, std::abs(u[i] - v[i]));
-  return e;
-}
-
-double max_abs(std::span<const double> u) {
-  double e = 0;
-  for (double v : u) e = std::max(e, std::abs(v));
-  return e;
 }
 
 // The same solve on the dense and on the multiscale backend: {dense, multiscale}.

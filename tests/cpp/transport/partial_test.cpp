@@ -19,6 +19,8 @@ namespace birkhoff::transport {
 namespace {
 
 using testing::Instance;
+using testing::max_abs;
+using testing::max_abs_diff;
 using testing::Settings;
 
 // Dense twin, written independently of the solver: Dykstra's algorithm on the three KL
@@ -231,18 +233,6 @@ TEST(Partial, GradientsMatchFiniteDifferences) {
     inst.b[idx] = keep_b;
     EXPECT_NEAR(grad.b[idx], (up_b - down_b) / (2 * h), 1e-5) << "b[" << idx << "]";
   }
-}
-
-double max_abs_diff(std::span<const double> u, std::span<const double> v) {
-  double e = 0;
-  for (std::size_t i = 0; i < u.size(); ++i) e = std::max(e, std::abs(u[i] - v[i]));
-  return e;
-}
-
-double max_abs(std::span<const double> u) {
-  double e = 0;
-  for (double v : u) e = std::max(e, std::abs(v));
-  return e;
 }
 
 TEST(Partial, TheMultiscaleBackendMatchesTheDenseOneOnEveryQuantity) {
