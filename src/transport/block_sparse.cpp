@@ -362,10 +362,9 @@ double BlockSparsePasses<T>::kept_fraction() const {
 }
 
 template <class T>
-void BlockSparsePasses<T>::lse(Axis rows, Axis cols, const std::vector<T>& row_hat,
-                               const std::vector<T>& col_hat, double eps, LseOut<T>& out,
-                               const T* values, std::int64_t dv, const Modulation<T>& mod) {
-  Lists& l = lists(rows, cols);
+bool BlockSparsePasses<T>::holds(Axis rows, Axis cols, const std::vector<T>& row_hat,
+                                 const std::vector<T>& col_hat, double eps) const {
+  const Lists& l = lists(rows, cols);
   // A pruned pair's f_i + g_j - C_ij has grown by at most the largest rise of the row potential
   // plus the largest rise of the column potential since the build: the lists hold while that
   // stays within their margin of 2 kDrift epsilons. (Potentials that fall only shrink what
@@ -378,9 +377,17 @@ void BlockSparsePasses<T>::lse(Axis rows, Axis cols, const std::vector<T>& row_h
     return e;
   };
   const auto own = own_groups(rows);
-  const bool valid = l.built && l.first == own.first && l.last == own.second && l.eps == eps &&
-                     rise(row_hat, l.row_hat) + rise(col_hat, l.col_hat) <= 2 * kDrift * eps;
-  if (!valid) build(l, rows, cols, row_hat, col_hat, eps);
+  return l.built && l.first == own.first && l.last == own.second && l.eps == eps &&
+         rise(row_hat, l.row_hat) + rise(col_hat, l.col_hat) <= 2 * kDrift * eps;
+}
+
+template <class T>
+void BlockSparsePasses<T>::lse(Axis rows, Axis cols, const std::vector<T>& row_hat,
+                               const std::vector<T>& col_hat, double eps, LseOut<T>& out,
+                               const T* values, std::int64_t dv, const Modulation<T>& mod) {
+  Lists& l = lists(rows, cols);
+  const auto own = own_groups(rows);
+  if (!holds(rows, cols, row_hat, col_hat, eps)) build(l, rows, cols, row_hat, col_hat, eps);
   const Blocks& br = blocks(rows);
   if constexpr (std::is_same_v<T, double>) {
     if (!values)

@@ -100,6 +100,8 @@ class BlockSparsePasses final : public Passes<T> {
     min_pass(side(rows), side(cols), col_hat.data(), 2 * cs_, threads_, out, argmin);
   }
   /// The kept fraction of the x-against-y lists (of the latest lists before they exist).
+  bool holds(Axis rows, Axis cols, const std::vector<T>& row_hat, const std::vector<T>& col_hat,
+             double eps) const override;
   double kept_fraction() const override;
   /// How many times kept lists were built.
   std::int64_t builds() const { return builds_; }

@@ -25,6 +25,12 @@ class Passes {
   /// rows' folded terms left out) and its argmin, over every pair.
   virtual void min(Axis rows, Axis cols, const std::vector<T>& col_hat, std::vector<T>& out,
                    std::vector<std::int64_t>& argmin) = 0;
+  /// Whether the pairs the latest lse(rows, cols) read would still be the ones to read at
+  /// these potentials (always for passes that read every pair).
+  virtual bool holds(Axis /*rows*/, Axis /*cols*/, const std::vector<T>& /*row_hat*/,
+                     const std::vector<T>& /*col_hat*/, double /*eps*/) const {
+    return true;
+  }
   /// Pairs read per pass / (n m) by the latest passes.
   virtual double kept_fraction() const { return 1.0; }
   /// Whether the passes without values run in a lower precision than T (block-local float32
