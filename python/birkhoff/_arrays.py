@@ -207,7 +207,11 @@ def as_float(value, name: str, optional: bool = False):
     """A real option; None allowed when ``optional``; TypeError naming ``name`` otherwise."""
     if value is None and optional:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]  # a 0-d array is its scalar
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
         raise TypeError(f"{name}: expected a number, got {value!r}")
     return float(value)
 

@@ -103,9 +103,12 @@ def _not_converged(report, error, tol):
     if report["budget_exhausted"]:
         return f"{head} when the budget of max_iter iterations at the final epsilon ran out"
     if report["stalled"]:
+        advice = "a larger blur or marginal_tol"
+        if report["working_dtype"] == "float32":
+            advice = "float64 points, " + advice
         return (
             f"{head}: the error stopped improving at the final epsilon (the floor of the "
-            f"{report['working_dtype']} arithmetic); use float64 points or a larger blur"
+            f"{report['working_dtype']} arithmetic); use {advice}"
         )
     bound = report["truncation_bound"]
     if error <= tol:

@@ -50,7 +50,26 @@ CASES = [
     ),
     ("3-d array", lambda x, y: (x[None], y, None, None, {}), ValueError, "x"),
     ("bad update", lambda x, y: (x, y, None, None, {"update": "sideways"}), ValueError, "update"),
+    ("bool blur", lambda x, y: (x, y, None, None, {"blur": np.bool_(True)}), TypeError, "blur"),
+    ("1-d blur", lambda x, y: (x, y, None, None, {"blur": np.array([0.2])}), TypeError, "blur"),
 ]
+
+
+def test_a_numpy_scalar_or_0d_array_is_a_number():
+    x, y = good(30, 20, 2)
+    want = birkhoff.sinkhorn(x, y, blur=0.2)
+    for blur in (np.float32(0.2), np.array(0.2), np.array(0.2, dtype=np.float32)):
+        got = birkhoff.sinkhorn(x, y, blur=blur)
+        assert got.loss == pytest.approx(want.loss, rel=1e-6)
+    r = birkhoff.partial_sinkhorn(x, y, mass=np.array(0.5), blur=0.2)
+    assert r.row_marginal().sum() == pytest.approx(0.5, rel=1e-3)
+
+
+def test_a_stalled_float64_solve_is_not_told_to_use_float64():
+    x, y = good(100, 80, 2)
+    with pytest.warns(RuntimeWarning, match="stopped improving") as record:
+        birkhoff.sinkhorn(x, y, blur=0.3, marginal_tol=0.0)
+    assert "float64 points" not in str(record[0].message)
 
 
 @pytest.mark.parametrize("name,make,exc,argument", CASES, ids=[c[0] for c in CASES])
