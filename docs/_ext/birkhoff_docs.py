@@ -271,7 +271,8 @@ def plot_results(name, results):
         ax.set_xscale("log")
         ax.set_xlabel(results.get("x_label", x))
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=6, framealpha=0.6)
+        if ax.get_legend_handles_labels()[0]:  # a single-method result has no ratios
+            ax.legend(fontsize=6, framealpha=0.6)
     ax_t.set_yscale("log")
     ax_t.set_ylabel("seconds")
     ax_r.set_ylabel(f"time / {ours}'s")
