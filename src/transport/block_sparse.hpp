@@ -99,9 +99,10 @@ class BlockSparsePasses final : public Passes<T> {
            std::vector<std::int64_t>& argmin) override {
     min_pass(side(rows), side(cols), col_hat.data(), 2 * cs_, threads_, out, argmin);
   }
-  /// The kept fraction of the x-against-y lists (of the latest lists before they exist).
+  /// Whether the lists of (rows, cols) hold at these potentials (the drift test of lse()).
   bool holds(Axis rows, Axis cols, const std::vector<T>& row_hat, const std::vector<T>& col_hat,
              double eps) const override;
+  /// The kept fraction of the x-against-y lists (of the latest lists before they exist).
   double kept_fraction() const override;
   /// How many times kept lists were built.
   std::int64_t builds() const { return builds_; }

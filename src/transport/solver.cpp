@@ -143,36 +143,32 @@ double Solver<T>::change_since(const std::vector<std::vector<T>>& snapshot) cons
 
 template <class T>
 double Solver<T>::alternating_iteration(double eps, double w) {
-  softmin(*passes_, Axis::X, Axis::Y, fh_, gh_, eps, scratch_, cand_f_);
   // A policy with a level (partial OT) maximises the dual over one potential and its
-  // multiplier jointly in each half step.
-  double mu_x = policy_.level(cand_f_, x_.sqnorm, x_.weights, eps);
-  if (policy_.exact_blocks()) {
-    // The level can raise the potential far in one step: passes that read only the pairs
-    // that mattered at the old one are run again with those of the new one.
-    std::vector<T> next = fh_;
-    policy_.update(Axis::X, next, cand_f_, x_.sqnorm, eps, w, mu_x);
-    if (!passes_->holds(Axis::X, Axis::Y, next, gh_, eps)) {
-      softmin(*passes_, Axis::X, Axis::Y, next, gh_, eps, scratch_, cand_f_);
-      mu_x = policy_.level(cand_f_, x_.sqnorm, x_.weights, eps);
+  // multiplier jointly in each half step. The level can move the potential by many epsilons in
+  // one step, past the pairs a pass read for the old one: such a half step is run again on the
+  // pairs of the new potential. After a column step the rows shift by the level, which for the
+  // pairs is the columns rising by it.
+  auto level = [&](Axis rows, Axis cols, const std::vector<T>& h, const std::vector<T>& col_hat,
+                   const Side<T>& side, std::vector<T>& cand) {
+    double mu = policy_.level(cand, side.sqnorm, side.weights, eps);
+    if (!policy_.exact_blocks()) return mu;
+    std::vector<T> next = h;
+    policy_.update(rows, next, cand, side.sqnorm, eps, w, mu);
+    if (rows == Axis::Y)
+      for (auto& v : next) v = static_cast<T>(v + mu);
+    if (!passes_->holds(rows, cols, next, col_hat, eps)) {
+      softmin(*passes_, rows, cols, next, col_hat, eps, scratch_, cand);
+      mu = policy_.level(cand, side.sqnorm, side.weights, eps);
     }
-  }
+    return mu;
+  };
+  softmin(*passes_, Axis::X, Axis::Y, fh_, gh_, eps, scratch_, cand_f_);
+  const double mu_x = level(Axis::X, Axis::Y, fh_, gh_, x_, cand_f_);
   const auto [fd, ft] = policy_.residual(Axis::X, fh_, cand_f_, x_.sqnorm, x_.weights, eps, mu_x);
   policy_.update(Axis::X, fh_, cand_f_, x_.sqnorm, eps, w, mu_x);
   lambda_ = policy_.after_update(Axis::X, fh_, lambda_, mu_x);
   softmin(*passes_, Axis::Y, Axis::X, gh_, fh_, eps, scratch_, cand_g_);
-  double mu_y = policy_.level(cand_g_, y_.sqnorm, y_.weights, eps);
-  if (policy_.exact_blocks()) {
-    // Likewise for the columns; the rows then shift by mu_y, which for the pairs is the same
-    // as the columns rising by it.
-    std::vector<T> next = gh_;
-    policy_.update(Axis::Y, next, cand_g_, y_.sqnorm, eps, w, mu_y);
-    for (auto& v : next) v = static_cast<T>(v + mu_y);
-    if (!passes_->holds(Axis::Y, Axis::X, next, fh_, eps)) {
-      softmin(*passes_, Axis::Y, Axis::X, next, fh_, eps, scratch_, cand_g_);
-      mu_y = policy_.level(cand_g_, y_.sqnorm, y_.weights, eps);
-    }
-  }
+  const double mu_y = level(Axis::Y, Axis::X, gh_, fh_, y_, cand_g_);
   const auto [gd, gt] = policy_.residual(Axis::Y, gh_, cand_g_, y_.sqnorm, y_.weights, eps, mu_y);
   policy_.update(Axis::Y, gh_, cand_g_, y_.sqnorm, eps, w, mu_y);
   lambda_ = policy_.after_update(Axis::Y, fh_, lambda_, mu_y);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <random>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "birkhoff/transport/sinkhorn.hpp"
@@ -90,6 +91,15 @@ inline double max_diff_up_to_constant(const std::vector<double>& u, const std::v
 template <class T>
 std::vector<double> as_double(const std::vector<T>& v) {
   return std::vector<double>(v.begin(), v.end());
+}
+
+/// The same solve on the dense and on the multiscale backend: {dense, multiscale}.
+template <class Solve>
+auto on_both_backends(SinkhornOptions o, Solve solve) {
+  o.backend = Backend::Dense;
+  auto dense = solve(o);
+  o.backend = Backend::Multiscale;
+  return std::pair{std::move(dense), solve(o)};
 }
 
 /// The largest |u_i - v_i|.

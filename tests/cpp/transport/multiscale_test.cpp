@@ -24,6 +24,7 @@ namespace {
 
 using testing::max_abs;
 using testing::max_abs_diff;
+using testing::on_both_backends;
 using testing::Settings;
 
 // Points in [0, 1]^d, uniform or in a few tight clusters; the target shifted by 0.2.
@@ -92,10 +93,8 @@ TEST_P(MultiscaleBackend, ConvergesToTheDenseBackendsAnswerWithinItsBound) {
   SinkhornOptions o;
   o.marginal_tol = 1e-7;
   o.block_size = 16;
-  o.backend = Backend::Dense;
-  const auto dense = sinkhorn(p, o);
-  o.backend = Backend::Multiscale;
-  const auto multi = sinkhorn(p, o);
+  const auto [dense, multi] =
+      on_both_backends(o, [&](const SinkhornOptions& s) { return sinkhorn(p, s); });
   ASSERT_TRUE(dense.converged()) << dense.report().marginal_error;
   ASSERT_TRUE(multi.converged()) << multi.report().marginal_error;
   EXPECT_EQ(multi.report().backend, "multiscale");
@@ -377,15 +376,6 @@ TEST(Converge, UnbalancedProblemsConvergeOnBothBackends) {
   EXPECT_TRUE(dense.converged());
   EXPECT_TRUE(multi.converged());
   EXPECT_NEAR(multi.loss(), dense.loss(), 2e-3 * std::abs(dense.loss()));
-}
-
-// The same solve on the dense and on the multiscale backend: {dense, multiscale}.
-template <class Solve>
-auto on_both_backends(SinkhornOptions o, Solve solve) {
-  o.backend = Backend::Dense;
-  auto dense = solve(o);
-  o.backend = Backend::Multiscale;
-  return std::pair{std::move(dense), solve(o)};
 }
 
 // A uniform cloud against a shifted one in the plane, random weights, blur 0.02 of the unit

@@ -22,6 +22,7 @@ namespace {
 using testing::Instance;
 using testing::max_abs;
 using testing::max_abs_diff;
+using testing::on_both_backends;
 using testing::Settings;
 
 // Dense twin, written independently of the solver: Dykstra's algorithm on the three KL
@@ -245,10 +246,8 @@ TEST(Partial, TheMultiscaleBackendMatchesTheDenseOneOnEveryQuantity) {
   SinkhornOptions o;
   o.marginal_tol = 1e-7;
   o.block_size = 16;
-  o.backend = Backend::Dense;
-  const auto dense = sinkhorn(p, o);
-  o.backend = Backend::Multiscale;
-  const auto multi = sinkhorn(p, o);
+  const auto [dense, multi] =
+      on_both_backends(o, [&](const SinkhornOptions& s) { return sinkhorn(p, s); });
   ASSERT_TRUE(dense.converged());
   ASSERT_TRUE(multi.converged());
   ASSERT_EQ(multi.report().backend, "multiscale");
@@ -290,10 +289,8 @@ TEST(Partial, MultiscaleFollowsTheLevelWhereTheMassHasTwoEqualDestinations) {
   p.marginals = Partial{0.5};
   SinkhornOptions o;
   o.max_iter = 2000;
-  o.backend = Backend::Dense;
-  const auto dense = sinkhorn(p, o);
-  o.backend = Backend::Multiscale;
-  const auto multi = sinkhorn(p, o);
+  const auto [dense, multi] =
+      on_both_backends(o, [&](const SinkhornOptions& s) { return sinkhorn(p, s); });
   ASSERT_TRUE(dense.converged());
   EXPECT_LT(multi.report().marginal_error, 1e-2);
   const auto rm = multi.row_marginal();
